@@ -1,0 +1,151 @@
+// Package envs defines the multi-turn environment interface the agents act in
+// and registers the built-in environments (household, shop). Environments are
+// pure Go: they know nothing about NATS, policies or learning, and an episode
+// is fully determined by its Task (in particular Task.Seed) and the actions.
+package envs
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Split names a task split.
+const (
+	SplitTrain = "train"
+	// SplitEvalIn is the household in-distribution eval split.
+	SplitEvalIn = "eval_in_distribution"
+	// SplitEvalOut is the household out-of-distribution eval split.
+	SplitEvalOut = "eval_out_of_distribution"
+	// SplitEval is the shop's eval split (goals 0–499).
+	SplitEval = "eval"
+)
+
+// Task is one problem instance. The environment derives everything else
+// (the world, the target product) from it deterministically.
+type Task struct {
+	// ID is unique within the environment, e.g. "household/train/1234".
+	ID string
+	// Type is the task family, e.g. "pick_heat_then_place" or "shop".
+	Type string
+	// Split is one of the Split constants.
+	Split string
+	// Seed determines the world.
+	Seed int64
+	// Instruction is the goal text shown to the agent.
+	Instruction string
+}
+
+// StepResult is what an episode returns for one action.
+type StepResult struct {
+	// Observation is the text after the action.
+	Observation string
+	// Reward is the environment reward for this step: 0 until the episode
+	// ends, then the outcome reward.
+	Reward float64
+	// Done is true when the episode has ended (goal reached, terminal action,
+	// or step limit).
+	Done bool
+	// Admissible is false when the action was not in the admissible list; the
+	// step is then wasted ("Nothing happens.") but still counts.
+	Admissible bool
+}
+
+// Episode is one run of a task. It is not safe for concurrent use.
+type Episode interface {
+	// Task returns the task this episode solves.
+	Task() Task
+	// Observation returns the current observation text.
+	Observation() string
+	// Admissible returns the actions that are valid now. The slice must not
+	// be modified by the caller; it may be reused by the next Step.
+	Admissible() []string
+	// Step applies one action and returns its result. Stepping a finished
+	// episode returns ErrEpisodeDone.
+	Step(action string) (StepResult, error)
+	// Done reports whether the episode has ended.
+	Done() bool
+	// Outcome returns the outcome reward (valid once Done) in [0, 1].
+	Outcome() float64
+	// Success reports whether the task was completed (valid once Done).
+	Success() bool
+	// Steps returns the number of actions taken so far.
+	Steps() int
+	// StateKey identifies the current world state (including what the agent
+	// holds and where it is); identical states give equal keys.
+	StateKey() uint64
+}
+
+// Env creates tasks and episodes.
+type Env interface {
+	// Name is the registry name ("household", "shop").
+	Name() string
+	// Tasks returns n tasks of a split. For fixed splits (eval) n ≤ 0 means
+	// all of them; for train, tasks are generated from seed.
+	Tasks(split string, n int, seed int64) ([]Task, error)
+	// Reset starts an episode of the task.
+	Reset(task Task) (Episode, error)
+	// Splits lists the split names this environment knows.
+	Splits() []string
+	// TaskTypes lists the task families in a stable order.
+	TaskTypes() []string
+}
+
+// Planner is implemented by environments that ship an expert: a policy that
+// sees the hidden state and solves every task. It proves solvability and
+// serves as the upper reference in evaluations.
+type Planner interface {
+	// ExpertAction returns the expert's next action for the episode.
+	ExpertAction(ep Episode) (string, error)
+}
+
+// Errors returned by environments.
+var (
+	ErrEpisodeDone  = errors.New("envs: episode is done")
+	ErrUnknownSplit = errors.New("envs: unknown split")
+	ErrUnknownEnv   = errors.New("envs: unknown environment")
+)
+
+// Factory builds an environment from options ("preset" and other
+// environment-specific keys); nil options give the default configuration.
+type Factory func(opts map[string]string) (Env, error)
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Factory{}
+)
+
+// Register makes an environment available by name. It panics on a duplicate
+// name (a programming error caught at init).
+func Register(name string, f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("envs: duplicate registration of " + name)
+	}
+	registry[name] = f
+}
+
+// New builds the named environment.
+func New(name string, opts map[string]string) (Env, error) {
+	registryMu.RLock()
+	f, ok := registry[name]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownEnv, name, Names())
+	}
+	return f(opts)
+}
+
+// Names lists the registered environments in sorted order.
+func Names() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,181 @@
+package schemas
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// EventType names a control event. The subject of an event is
+// rspo.<run>.ctrl.<type>.
+type EventType string
+
+// The control events of the RSPO loop (ARCHITECTURE.md).
+const (
+	EventRunStarted      EventType = "run.started"
+	EventCycleStarted    EventType = "cycle.started"
+	EventCycleExplored   EventType = "cycle.explored"
+	EventCycleEnded      EventType = "cycle.ended"
+	EventPolicyPublished EventType = "policy.published"
+	EventPRMPublished    EventType = "prm.published"
+	EventRunFinished     EventType = "run.finished"
+)
+
+// EventTypes lists every control event type in protocol order.
+var EventTypes = []EventType{
+	EventRunStarted, EventCycleStarted, EventCycleExplored, EventCycleEnded,
+	EventPolicyPublished, EventPRMPublished, EventRunFinished,
+}
+
+// Valid reports whether t is a known event type.
+func (t EventType) Valid() bool {
+	for _, k := range EventTypes {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Event is a control event. One struct serves every type; fields that do not
+// apply to a type stay zero and are omitted from the JSON.
+type Event struct {
+	Type EventType `json:"type"`
+	Run  string    `json:"run"`
+	Time time.Time `json:"time"`
+	// Cycle is the RSPO cycle (cycle.*, policy.published).
+	Cycle int64 `json:"cycle,omitempty"`
+	// PolicyVersion is the π_θ version the event refers to: the one the
+	// explorer must copy (cycle.started) or the one just stored
+	// (policy.published).
+	PolicyVersion int64 `json:"policy_version,omitempty"`
+	// PRMVersion is the PRM version just stored (prm.published).
+	PRMVersion int64 `json:"prm_version,omitempty"`
+	// Object is the object-store key of the published snapshot.
+	Object string `json:"object,omitempty"`
+	// Trajectories counts the trajectories the event covers (cycle.explored:
+	// how many the explorer published for the cycle).
+	Trajectories int64 `json:"trajectories,omitempty"`
+	// Update is the learner's update counter at the time of the event.
+	Update int64 `json:"update,omitempty"`
+	// Config carries the run configuration (run.started) or other
+	// type-specific details as raw JSON.
+	Config json.RawMessage `json:"config,omitempty"`
+	// Metrics carries summary figures (cycle.ended, run.finished, prm.published).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+}
+
+// EncodeEvent returns the JSON wire form of e after validating it.
+func EncodeEvent(e Event) ([]byte, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(e)
+}
+
+// DecodeEvent parses and validates a control event.
+func DecodeEvent(b []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Event{}, &ValidationError{Field: "event", Reason: fmt.Sprintf("not valid JSON: %v", err)}
+	}
+	if err := e.Validate(); err != nil {
+		return Event{}, err
+	}
+	return e, nil
+}
+
+// Validate reports whether the event is well formed.
+func (e Event) Validate() error {
+	if !e.Type.Valid() {
+		return &ValidationError{Field: "type", Reason: fmt.Sprintf("unknown event type %q", e.Type)}
+	}
+	if e.Run == "" {
+		return &ValidationError{Field: "run", Reason: "empty"}
+	}
+	if e.Cycle < 0 || e.PolicyVersion < 0 || e.PRMVersion < 0 {
+		return &ValidationError{Field: "cycle/version", Reason: "negative"}
+	}
+	return nil
+}
+
+// RolloutRequest asks an actor to run N episodes of each task with a given
+// policy version. It travels as JSON on rspo.<run>.work.rollout.
+type RolloutRequest struct {
+	// ID is deterministic (learner, update, index) so a retried request is
+	// deduplicated.
+	ID  string `json:"id"`
+	Run string `json:"run"`
+	// Cycle and Update place the request in the learner's loop.
+	Cycle  int64 `json:"cycle"`
+	Update int64 `json:"update"`
+	// PolicyVersion is the π_θ version to act with.
+	PolicyVersion int64 `json:"policy_version"`
+	// Source is the stream the trajectories go to (normally onpolicy).
+	Source Source `json:"source"`
+	// Env is the environment name and EnvOptions its options (preset, ...).
+	Env        string            `json:"env"`
+	EnvOptions map[string]string `json:"env_options,omitempty"`
+	// Tasks to roll out; each gets GroupSize episodes sharing a group id.
+	Tasks     []TaskRef `json:"tasks"`
+	GroupSize int       `json:"group_size"`
+	// Seed makes the sampling deterministic.
+	Seed int64 `json:"seed"`
+	// Temperature of the policy's softmax (0 means the policy's default).
+	Temperature float64 `json:"temperature,omitempty"`
+}
+
+// TaskRef identifies a task in a request: enough to regenerate it.
+type TaskRef struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	Split       string `json:"split"`
+	Seed        int64  `json:"seed"`
+	Instruction string `json:"instruction"`
+}
+
+// MaxRolloutTasks bounds a request's size.
+const MaxRolloutTasks = 4096
+
+// Validate reports whether the request is well formed.
+func (r RolloutRequest) Validate() error {
+	switch {
+	case r.ID == "":
+		return &ValidationError{Field: "id", Reason: "empty"}
+	case r.Run == "":
+		return &ValidationError{Field: "run", Reason: "empty"}
+	case r.Env == "":
+		return &ValidationError{Field: "env", Reason: "empty"}
+	case !r.Source.Valid():
+		return &ValidationError{Field: "source", Reason: fmt.Sprintf("unknown source %q", r.Source)}
+	case len(r.Tasks) == 0:
+		return &ValidationError{Field: "tasks", Reason: "no tasks"}
+	case len(r.Tasks) > MaxRolloutTasks:
+		return &ValidationError{Field: "tasks", Reason: fmt.Sprintf("%d tasks, at most %d", len(r.Tasks), MaxRolloutTasks)}
+	case r.GroupSize < 1 || r.GroupSize > 1024:
+		return &ValidationError{Field: "group_size", Reason: fmt.Sprintf("%d not in 1..1024", r.GroupSize)}
+	case r.PolicyVersion < 0:
+		return &ValidationError{Field: "policy_version", Reason: "negative"}
+	}
+	return nil
+}
+
+// EncodeRolloutRequest returns the JSON wire form after validating.
+func EncodeRolloutRequest(r RolloutRequest) ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
+}
+
+// DecodeRolloutRequest parses and validates a rollout request.
+func DecodeRolloutRequest(b []byte) (RolloutRequest, error) {
+	var r RolloutRequest
+	if err := json.Unmarshal(b, &r); err != nil {
+		return RolloutRequest{}, &ValidationError{Field: "request", Reason: fmt.Sprintf("not valid JSON: %v", err)}
+	}
+	if err := r.Validate(); err != nil {
+		return RolloutRequest{}, err
+	}
+	return r, nil
+}
