@@ -1,0 +1,193 @@
+// Package report turns a run's metrics events into the files a user reads
+// after training: the raw events as JSON lines, one CSV table per kind of
+// event, plots of the learning curves, and a summary.json of final figures.
+//
+// It knows nothing about NATS: the caller collects schemas.MetricsEvent
+// values (live, or by replaying rspo.<run>.metrics.>) and hands them over.
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// Collector accumulates metrics events; it is safe for concurrent use.
+type Collector struct {
+	mu     sync.Mutex
+	events []schemas.MetricsEvent
+}
+
+// Add records one event.
+func (c *Collector) Add(m schemas.MetricsEvent) {
+	c.mu.Lock()
+	c.events = append(c.events, m)
+	c.mu.Unlock()
+}
+
+// Events returns a copy of the recorded events in arrival order.
+func (c *Collector) Events() []schemas.MetricsEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]schemas.MetricsEvent(nil), c.events...)
+}
+
+// Write creates dir and writes metrics.jsonl, metrics_<kind>.csv, the plots
+// of DefaultPlots that have data, and summary.json (the given summary value,
+// marshalled as indented JSON). It returns the paths written.
+func Write(dir string, events []schemas.MetricsEvent, summary any) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	var written []string
+	add := func(path string, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != "" {
+			written = append(written, path)
+		}
+		return nil
+	}
+	if err := add(writeJSONL(filepath.Join(dir, "metrics.jsonl"), events)); err != nil {
+		return written, err
+	}
+	for _, kind := range kinds(events) {
+		path := filepath.Join(dir, "metrics_"+kind+".csv")
+		if err := add(path, writeCSV(path, ofKind(events, kind))); err != nil {
+			return written, err
+		}
+	}
+	var errs []error
+	for _, spec := range DefaultPlots {
+		path, err := spec.Render(dir, events)
+		if err := add(path, err); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if summary != nil {
+		path := filepath.Join(dir, "summary.json")
+		if err := add(path, writeJSON(path, summary)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return written, errors.Join(errs...)
+}
+
+func writeJSONL(path string, events []schemas.MetricsEvent) (string, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	enc := json.NewEncoder(f)
+	for _, m := range events {
+		if err := enc.Encode(finiteCopy(m)); err != nil {
+			f.Close()
+			return "", fmt.Errorf("report: %s: %w", path, err)
+		}
+	}
+	return path, f.Close()
+}
+
+// finiteCopy drops non-finite values, which JSON cannot carry.
+func finiteCopy(m schemas.MetricsEvent) schemas.MetricsEvent {
+	clean := make(map[string]float64, len(m.Values))
+	for k, v := range m.Values {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			clean[k] = v
+		}
+	}
+	m.Values = clean
+	return m
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: summary: %w", err)
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// writeCSV writes one row per event with a column per value and label name.
+func writeCSV(path string, events []schemas.MetricsEvent) error {
+	valueCols, labelCols := columns(events)
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	w := csv.NewWriter(f)
+	header := append([]string{"time", "component", "cycle", "update"}, labelCols...)
+	w.Write(append(header, valueCols...))
+	for _, m := range events {
+		row := []string{m.Time.UTC().Format("2006-01-02T15:04:05.000Z"), m.Component,
+			strconv.FormatInt(m.Cycle, 10), strconv.FormatInt(m.Update, 10)}
+		for _, c := range labelCols {
+			row = append(row, m.Labels[c])
+		}
+		for _, c := range valueCols {
+			v, ok := m.Values[c]
+			cell := ""
+			if ok {
+				cell = strconv.FormatFloat(v, 'g', 6, 64)
+			}
+			row = append(row, cell)
+		}
+		w.Write(row)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return fmt.Errorf("report: %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func columns(events []schemas.MetricsEvent) (values, labels []string) {
+	vs, ls := map[string]bool{}, map[string]bool{}
+	for _, m := range events {
+		for k := range m.Values {
+			vs[k] = true
+		}
+		for k := range m.Labels {
+			ls[k] = true
+		}
+	}
+	return sortedKeys(vs), sortedKeys(ls)
+}
+
+func kinds(events []schemas.MetricsEvent) []string {
+	seen := map[string]bool{}
+	for _, m := range events {
+		seen[m.Kind] = true
+	}
+	return sortedKeys(seen)
+}
+
+func ofKind(events []schemas.MetricsEvent, kind string) []schemas.MetricsEvent {
+	var out []schemas.MetricsEvent
+	for _, m := range events {
+		if m.Kind == kind {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+func sampleEvents() []schemas.MetricsEvent {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var evs []schemas.MetricsEvent
+	for u := int64(1); u <= 4; u++ {
+		evs = append(evs, schemas.MetricsEvent{
+			Run: "r", Component: "learner", Kind: "update", Time: t0.Add(time.Duration(u) * time.Second),
+			Update: u, Values: map[string]float64{"success_rate": 0.1 * float64(u), "on_clip_frac": 0.01, "bad": math.NaN()},
+		})
+		for _, split := range []string{"eval_in_distribution", "eval_out_of_distribution"} {
+			evs = append(evs, schemas.MetricsEvent{
+				Run: "r", Component: "learner", Kind: "eval", Time: t0, Update: u,
+				Values: map[string]float64{"success_rate": 0.2 * float64(u), "env_steps": 1000 * float64(u)},
+				Labels: map[string]string{"split": split},
+			})
+		}
+	}
+	return evs
+}
+
+func TestWriteProducesTablesPlotsAndSummary(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := Write(dir, sampleEvents(), map[string]float64{"final_success": 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"metrics.jsonl", "metrics_eval.csv", "metrics_update.csv",
+		"eval_success_vs_update.png", "eval_success_vs_env_steps.png", "dense_return_vs_success.png",
+		"clip_fractions.png", "summary.json"}
+	got := map[string]bool{}
+	for _, p := range paths {
+		got[filepath.Base(p)] = true
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("file %s not written; got %v", w, paths)
+		}
+	}
+	if got["repeated_state_visits.png"] {
+		t.Errorf("a plot without data was written")
+	}
+	f, err := os.Open(filepath.Join(dir, "eval_success_vs_update.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("plot is not a PNG: %v", err)
+	}
+}
+
+func TestCSVHasAColumnPerValueAndLabel(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, sampleEvents(), nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "metrics_eval.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(rows[0], ","), "time,component,cycle,update,split,env_steps,success_rate"; got != want {
+		t.Errorf("header: got %q, want %q", got, want)
+	}
+	if got, want := len(rows), 1+8; got != want {
+		t.Errorf("rows: got %d, want %d", got, want)
+	}
+	if got, want := rows[len(rows)-1][6], "0.8"; got != want {
+		t.Errorf("last success_rate: got %q, want %q", got, want)
+	}
+}
+
+func TestJSONLDropsNonFiniteValues(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, sampleEvents(), nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if got, want := len(lines), 12; got != want {
+		t.Fatalf("lines: got %d, want %d", got, want)
+	}
+	var m schemas.MetricsEvent
+	if err := json.Unmarshal([]byte(lines[0]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Values["bad"]; ok {
+		t.Errorf("NaN value kept in JSON lines")
+	}
+	if got, want := m.Values["success_rate"], 0.1; got != want {
+		t.Errorf("success_rate: got %v, want %v", got, want)
+	}
+}
+
+func TestCurvesAreSortedAndSplitByLabel(t *testing.T) {
+	spec := DefaultPlots[1] // success vs env steps, split by split label
+	evs := sampleEvents()
+	// reverse so that sorting is exercised
+	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
+		evs[i], evs[j] = evs[j], evs[i]
+	}
+	cs := spec.curves(spec.Lines[0], evs)
+	if got, want := len(cs), 2; got != want {
+		t.Fatalf("curves: got %d, want %d", got, want)
+	}
+	if cs[0].name != "eval_in_distribution" {
+		t.Errorf("first curve: got %q", cs[0].name)
+	}
+	for i := 1; i < len(cs[0].points); i++ {
+		if cs[0].points[i].X < cs[0].points[i-1].X {
+			t.Fatalf("points not sorted by x: %v", cs[0].points)
+		}
+	}
+}
