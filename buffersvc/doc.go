@@ -1,0 +1,22 @@
+// Package buffersvc is rspo's replay buffer: a Pebble-backed, materialised
+// view of the rspo.<run>.swapped stream that the learner samples by priority.
+//
+// The package has a pure core and a thin service around it:
+//
+//   - Store keeps outcome-labelled records keyed by run, cycle and
+//     trajectory id (a redelivered record overwrites itself), a priority
+//     index beside them, per-cycle statistics and a clearing watermark.
+//     Store.Sample returns records in the order RSPO.md prescribes: higher
+//     outcome reward first, then more distinct states, then fewer repeated
+//     visits, then a seeded random order among exact ties; records of
+//     preferred tasks rank before all others.
+//   - Service materialises the stream into the Store with a durable pull
+//     consumer (acking only after a synced batch commit), clears cycles on
+//     cycle.ended, and answers rspo.<run>.buffer.sample and
+//     rspo.<run>.buffer.stats as a NATS micro service.
+//   - Client is the learner's side of the sample and stats requests. Replies
+//     larger than the server's max payload arrive in numbered parts that
+//     the client reassembles.
+//   - Rebuild replays the streams into a fresh Store: the buffer is a view
+//     of the log and can always be recomputed from it.
+package buffersvc

@@ -1,0 +1,191 @@
+package buffersvc
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// tieSalt is the second PCG seed word; it only needs to be fixed.
+const tieSalt = 0x5253504f // "RSPO"
+
+// indexEntry is one record as seen through an index.
+type indexEntry struct {
+	prio priority
+	id   string
+}
+
+func compareIndexEntries(a, b indexEntry) int {
+	if c := bytes.Compare(a.prio[:], b.prio[:]); c != 0 {
+		return c
+	}
+	return cmpString(a.id, b.id)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Sample returns up to req.Count records of run's cycle req.Cycle in the
+// order SampleRequest documents, and counts them as served. With
+// MaxSamplesPerRecord set, a record that reaches the cap leaves the index.
+// It returns ErrBadRequest for an invalid request, ErrClosed after Close.
+func (s *Store) Sample(run string, req SampleRequest) ([]Entry, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	sel := newSelector(req.Count, rand.New(rand.NewPCG(uint64(req.Seed), tieSalt)))
+	prefer := make(map[string]bool, len(req.PreferTasks))
+	for _, t := range req.PreferTasks {
+		prefer[t] = true
+	}
+	if err := s.selectPreferred(sel, run, req.Cycle, prefer); err != nil {
+		return nil, err
+	}
+	if err := s.selectRest(sel, run, req.Cycle, prefer); err != nil {
+		return nil, err
+	}
+	return s.serve(run, req.Cycle, sel.picked)
+}
+
+// selectPreferred feeds the records of the preferred tasks, merged into
+// priority order, to sel.
+func (s *Store) selectPreferred(sel *selector, run string, cycle int64, prefer map[string]bool) error {
+	var cands []indexEntry
+	for task := range prefer {
+		prefix := taskPrefix(run, cycle, task)
+		err := scan(s.db, prefix, func(key, _ []byte) (bool, error) {
+			p, id, ok := splitIndexKey(key, prefix)
+			if !ok {
+				return false, fmt.Errorf("%w: short task index key", ErrInternal)
+			}
+			cands = append(cands, indexEntry{p, id})
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	slices.SortFunc(cands, compareIndexEntries)
+	for _, c := range cands {
+		if !sel.add(c) {
+			break
+		}
+	}
+	sel.flush()
+	return nil
+}
+
+// selectRest feeds the priority index, minus the preferred tasks' records,
+// to sel until it is full.
+func (s *Store) selectRest(sel *selector, run string, cycle int64, prefer map[string]bool) error {
+	if sel.full() {
+		return nil
+	}
+	prefix := famPrefix(run, cycle, famPrio)
+	err := scan(s.db, prefix, func(key, value []byte) (bool, error) {
+		if prefer[string(value)] {
+			return true, nil
+		}
+		p, id, ok := splitIndexKey(key, prefix)
+		if !ok {
+			return false, fmt.Errorf("%w: short priority index key", ErrInternal)
+		}
+		return sel.add(indexEntry{p, id}), nil
+	})
+	sel.flush()
+	return err
+}
+
+// serve loads the picked records, bumps their sample counts and the cycle's
+// served counter, and retires records that reached the cap.
+func (s *Store) serve(run string, cycle int64, picked []indexEntry) ([]Entry, error) {
+	if len(picked) == 0 {
+		return nil, nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	out := make([]Entry, 0, len(picked))
+	for _, p := range picked {
+		e, err := s.serveOne(b, run, cycle, p.id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	c, err := readCounters(s.db, run, cycle)
+	if err != nil {
+		return nil, err
+	}
+	c.Served += int64(len(out))
+	if err := b.Set(statsKey(run, cycle), c.encode(), nil); err != nil {
+		return nil, fmt.Errorf("buffersvc: write counters: %w", err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return nil, fmt.Errorf("buffersvc: commit sample counts: %w", err)
+	}
+	return out, nil
+}
+
+// serveOne reads one record and records in b that it was sampled.
+func (s *Store) serveOne(b *pebble.Batch, run string, cycle int64, id string) (Entry, error) {
+	m, ok, err := readMeta(s.db, run, cycle, id)
+	if err != nil {
+		return Entry{}, err
+	}
+	data, okData, err := get(s.db, recordKey(run, cycle, id))
+	if err != nil {
+		return Entry{}, err
+	}
+	if !ok || !okData {
+		return Entry{}, fmt.Errorf("%w: index names %s but its record is missing", ErrInternal, id)
+	}
+	m.Samples++
+	if capN := s.opts.MaxSamplesPerRecord; capN > 0 && int(m.Samples) >= capN {
+		if err := deleteIndex(b, run, cycle, id, m); err != nil {
+			return Entry{}, err
+		}
+		m.Exhausted = true
+	}
+	if err := writeMeta(b, run, cycle, id, m); err != nil {
+		return Entry{}, err
+	}
+	return Entry{Run: run, Cycle: cycle, ID: id, TaskID: m.TaskID, Reward: m.Reward,
+		Distinct: m.Distinct, Repeats: m.Repeats, Success: m.Success, Data: data}, nil
+}
+
+// scan calls fn for each key under prefix in order until fn returns false.
+func scan(db *pebble.DB, prefix []byte, fn func(key, value []byte) (bool, error)) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return fmt.Errorf("buffersvc: scan: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		more, err := fn(it.Key(), it.Value())
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("buffersvc: scan: %w", err)
+	}
+	return nil
+}

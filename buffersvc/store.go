@@ -1,0 +1,223 @@
+package buffersvc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"sync"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// Options configure a Store. The zero value is valid.
+type Options struct {
+	// MaxSamplesPerRecord caps how often Sample may return one record; once
+	// reached, the record leaves the priority index for good (it stays in
+	// the store and the statistics). 0, the default, means no cap.
+	MaxSamplesPerRecord int
+}
+
+// Validate reports every problem with the options.
+func (o Options) Validate() error {
+	if o.MaxSamplesPerRecord < 0 {
+		return fmt.Errorf("%w: max samples per record %d is negative (0 means no cap)", ErrBadRequest, o.MaxSamplesPerRecord)
+	}
+	return nil
+}
+
+// Store is the Pebble-backed buffer. It is safe for concurrent use; writes
+// and samples are serialised by a mutex.
+type Store struct {
+	mu     sync.Mutex
+	db     *pebble.DB
+	opts   Options
+	closed bool
+}
+
+// PutResult says what Put did with each entry.
+type PutResult struct {
+	// Stored counts new records, Replaced records that overwrote themselves
+	// (a redelivery), Dropped records of cycles already cleared.
+	Stored, Replaced, Dropped int
+}
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		return nil, fmt.Errorf("buffersvc: open store %s: %w", dir, err)
+	}
+	return &Store{db: db, opts: opts}, nil
+}
+
+// Close closes the store. Further calls return ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	return s.db.Close()
+}
+
+// Put stores the entries in one batch and returns once the batch is synced
+// to disk. An entry whose (run, cycle, id) exists overwrites it (keeping its
+// sample count); an entry of a cycle at or below the run's clearing
+// watermark is dropped. Put returns ErrInvalidEntry (and stores nothing)
+// when an entry fails Validate, ErrClosed after Close.
+func (s *Store) Put(entries []Entry) (PutResult, error) {
+	for i, e := range entries {
+		if err := e.Validate(); err != nil {
+			return PutResult{}, fmt.Errorf("entry %d (%s): %w", i, e.ID, err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return PutResult{}, ErrClosed
+	}
+	b := s.db.NewIndexedBatch()
+	defer b.Close()
+	w := newBatchWriter(b)
+	var res PutResult
+	for _, e := range entries {
+		if err := w.put(e, &res); err != nil {
+			return PutResult{}, err
+		}
+	}
+	if err := w.flushCounters(); err != nil {
+		return PutResult{}, err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return PutResult{}, fmt.Errorf("buffersvc: commit: %w", err)
+	}
+	return res, nil
+}
+
+// ClearThrough deletes every record of run with a cycle ≤ cycle and raises
+// the run's watermark so later entries of those cycles are dropped. A
+// negative cycle clears nothing.
+func (s *Store) ClearThrough(run string, cycle int64) error {
+	if cycle < 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	mark, err := readMark(s.db, run)
+	if err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, space := range []byte{spaceCycle, spaceStats} {
+		end := prefixEnd(runPrefix(space, run))
+		if cycle < math.MaxInt64 {
+			end = cyclePrefix(space, run, cycle+1)
+		}
+		if err := b.DeleteRange(cyclePrefix(space, run, 0), end, nil); err != nil {
+			return fmt.Errorf("buffersvc: clear: %w", err)
+		}
+	}
+	if cycle > mark {
+		if err := b.Set(markKey(run), binary.BigEndian.AppendUint64(nil, uint64(cycle)), nil); err != nil {
+			return fmt.Errorf("buffersvc: clear: %w", err)
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("buffersvc: clear: %w", err)
+	}
+	return nil
+}
+
+// ClearedThrough returns the run's watermark: the highest cycle cleared,
+// or -1 when nothing has been cleared.
+func (s *Store) ClearedThrough(run string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	return readMark(s.db, run)
+}
+
+// Record returns a copy of the stored record, or ok = false if absent.
+func (s *Store) Record(run string, cycle int64, id string) (data []byte, ok bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false, ErrClosed
+	}
+	return get(s.db, recordKey(run, cycle, id))
+}
+
+// IDs lists the ids of run's records in cycle, in key order.
+func (s *Store) IDs(run string, cycle int64) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	prefix := famPrefix(run, cycle, famMeta)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, fmt.Errorf("buffersvc: scan: %w", err)
+	}
+	defer it.Close()
+	var ids []string
+	for it.First(); it.Valid(); it.Next() {
+		ids = append(ids, string(it.Key()[len(prefix):]))
+	}
+	return ids, it.Error()
+}
+
+// reader is the read side shared by the database and an indexed batch.
+type reader interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+var (
+	_ reader = (*pebble.DB)(nil)
+	_ reader = (*pebble.Batch)(nil)
+)
+
+// get returns a copy of the value at key, or ok = false if absent.
+func get(r reader, key []byte) ([]byte, bool, error) {
+	v, closer, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("buffersvc: read: %w", err)
+	}
+	defer closer.Close()
+	return append([]byte(nil), v...), true, nil
+}
+
+// readMark returns the run's clearing watermark, -1 when none.
+func readMark(r reader, run string) (int64, error) {
+	v, ok, err := get(r, markKey(run))
+	if err != nil || !ok {
+		return -1, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: watermark of %d bytes", ErrInternal, len(v))
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+// quietLogger drops Pebble's informational lines and keeps its errors.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)              {}
+func (quietLogger) Errorf(format string, args ...any) { log.Printf("pebble: "+format, args...) }
+func (quietLogger) Fatalf(format string, args ...any) { log.Fatalf("pebble: "+format, args...) }
