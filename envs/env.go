@@ -77,7 +77,9 @@ type Episode interface {
 	StateKey() uint64
 }
 
-// Env creates tasks and episodes.
+// Env creates tasks and episodes. Its methods are safe for concurrent use
+// (many actors may share one Env); each Episode belongs to one goroutine.
+// envtest.Run checks an implementation against this contract.
 type Env interface {
 	// Name is the registry name ("household", "shop").
 	Name() string
