@@ -1,0 +1,249 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Handler processes one message. Its result decides the message's fate:
+// nil acknowledges it (after the server confirms the ack), a RejectError
+// (see Reject) sends it to the dead-letter queue and terminates it, any
+// other error schedules a redelivery after a delay. Handlers must be
+// idempotent: a crash after the handler's output is stored but before the
+// ack redelivers the message.
+type Handler func(ctx context.Context, msg jetstream.Msg) error
+
+// ConsumerConfig configures Consume. Stream and Durable are required.
+type ConsumerConfig struct {
+	// Stream is the stream to consume, e.g. StreamTraj.
+	Stream string
+	// Durable names the consumer; instances with the same name share the
+	// work. It must be a valid JetStream consumer name.
+	Durable string
+	// FilterSubject narrows the stream, e.g. Subjects(run).TrajExplore.
+	// Default: the whole stream.
+	FilterSubject string
+	// Component names the consumer in dead-letter subjects
+	// (rspo.<run>.dlq.<component>). Default: Durable.
+	Component string
+	// Batch is how many messages one pull fetches. Default 16.
+	Batch int
+	// MaxWait bounds one pull when the stream is idle. Default 1s.
+	MaxWait time.Duration
+	// AckWait is how long the server waits for an ack before redelivering.
+	// Default 30s.
+	AckWait time.Duration
+	// MaxDeliver is how many deliveries a failing message gets before it is
+	// dead-lettered. Default 5.
+	MaxDeliver int
+	// RetryDelay is the delay before the first redelivery after a handler
+	// error; it grows linearly with the delivery count. Default 1s.
+	RetryDelay time.Duration
+	// DrainTimeout bounds how long in-flight messages may still be handled
+	// after ctx ends; the handler's context is cancelled then and the rest
+	// are returned to the stream. Default 30s.
+	DrainTimeout time.Duration
+	// Logger reports failed acks and transient fetch errors. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports every problem with the configuration, joined.
+func (c ConsumerConfig) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...)))
+	}
+	if c.Stream == "" {
+		bad("consumer needs a stream")
+	}
+	if c.Durable == "" {
+		bad("consumer needs a durable name")
+	}
+	comp := c.Component
+	if comp == "" {
+		comp = c.Durable
+	}
+	if err := ValidateComponent(comp); c.Durable != "" && err != nil {
+		bad("dead-letter component: %v", err)
+	}
+	if c.Batch < 0 || c.MaxDeliver < 0 {
+		bad("batch %d and max deliver %d must not be negative", c.Batch, c.MaxDeliver)
+	}
+	if c.MaxWait < 0 || c.AckWait < 0 || c.RetryDelay < 0 || c.DrainTimeout < 0 {
+		bad("durations must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+func (c ConsumerConfig) withDefaults() ConsumerConfig {
+	if c.Component == "" {
+		c.Component = c.Durable
+	}
+	c.Batch = orDefault(c.Batch, 16)
+	c.MaxDeliver = orDefault(c.MaxDeliver, 5)
+	c.MaxWait = orDefault(c.MaxWait, time.Second)
+	c.AckWait = orDefault(c.AckWait, 30*time.Second)
+	c.RetryDelay = orDefault(c.RetryDelay, time.Second)
+	c.DrainTimeout = orDefault(c.DrainTimeout, 30*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// orDefault returns v, or def when v is the zero value.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func (c ConsumerConfig) jetstreamConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       c.Durable,
+		FilterSubject: c.FilterSubject,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.AckWait,
+		// Redeliveries are bounded by Consume, which dead-letters instead
+		// of letting the server drop the message silently.
+		MaxDeliver:    -1,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+}
+
+// Consume creates (or reuses) the durable pull consumer described by cfg
+// and feeds its messages to h, one at a time, until ctx ends. Then it stops
+// fetching, lets the handler finish the messages already fetched (for at
+// most DrainTimeout) and returns nil. Run several Consume calls with the
+// same Durable, in one process or many, to share the work.
+//
+// It returns early with an error if the consumer cannot be created, is
+// deleted, or the connection is closed; ErrInvalidConfig for a bad cfg.
+func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, h Handler) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.withDefaults()
+	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, cfg.jetstreamConfig())
+	if err != nil {
+		return fmt.Errorf("streams: consumer %s on %s: %w", cfg.Durable, cfg.Stream, err)
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(cfg.DrainTimeout, cancel) })
+	defer stop()
+	w := &worker{js: js, cfg: cfg, h: h}
+	for ctx.Err() == nil {
+		if err := w.pull(ctx, hctx, cons); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// worker handles the messages of one Consume call.
+type worker struct {
+	js  jetstream.JetStream
+	cfg ConsumerConfig
+	h   Handler
+}
+
+// pull fetches one batch and handles it. It returns an error only when
+// consuming cannot continue.
+func (w *worker) pull(ctx, hctx context.Context, cons jetstream.Consumer) error {
+	fctx, cancel := context.WithTimeout(ctx, w.cfg.MaxWait)
+	defer cancel()
+	batch, err := cons.Fetch(w.cfg.Batch, jetstream.FetchContext(fctx))
+	if err == nil {
+		for msg := range batch.Messages() {
+			w.handle(hctx, msg)
+		}
+		err = batch.Error()
+	}
+	if err == nil || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+		return nil
+	}
+	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
+		errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("streams: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Stream, err)
+	}
+	w.cfg.Logger.Warn("streams: fetch failed, retrying", "consumer", w.cfg.Durable, "err", err)
+	sleep(ctx, w.cfg.MaxWait)
+	return nil
+}
+
+// handle runs the handler on msg and settles it: ack, dead-letter or nak.
+func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
+	log := w.cfg.Logger.With("consumer", w.cfg.Durable, "subject", msg.Subject())
+	if ctx.Err() != nil { // drain timed out: give the message back now
+		w.settle(log, "nak", msg.Nak())
+		return
+	}
+	var delivered uint64 = 1
+	if md, err := msg.Metadata(); err == nil {
+		delivered = md.NumDelivered
+	}
+	if delivered > uint64(w.cfg.MaxDeliver) {
+		reason := fmt.Sprintf("delivered %d times without being acknowledged", delivered)
+		w.deadLetter(ctx, log, msg, reason)
+		return
+	}
+	err := w.call(ctx, msg)
+	var rej *RejectError
+	switch {
+	case err == nil:
+		w.settle(log, "ack", msg.DoubleAck(ctx))
+	case errors.As(err, &rej):
+		w.deadLetter(ctx, log, msg, rej.Reason)
+	case ctx.Err() != nil:
+		w.settle(log, "nak", msg.Nak())
+	case delivered >= uint64(w.cfg.MaxDeliver):
+		w.deadLetter(ctx, log, msg, fmt.Sprintf("failed %d deliveries, last error: %v", delivered, err))
+	default:
+		log.Debug("streams: handler failed, will retry", "delivered", delivered, "err", err)
+		w.settle(log, "nak", msg.NakWithDelay(time.Duration(delivered)*w.cfg.RetryDelay))
+	}
+}
+
+// call runs the handler, turning a panic into an error so that a bad
+// message costs a retry rather than the service.
+func (w *worker) call(ctx context.Context, msg jetstream.Msg) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("streams: handler panicked: %v", r)
+		}
+	}()
+	return w.h(ctx, msg)
+}
+
+func (w *worker) deadLetter(ctx context.Context, log *slog.Logger, msg jetstream.Msg, reason string) {
+	if err := DeadLetter(ctx, w.js, msg, w.cfg.Component, reason); err != nil {
+		log.Error("streams: dead-letter failed, message will be redelivered", "err", err)
+		w.settle(log, "nak", msg.NakWithDelay(w.cfg.RetryDelay))
+	}
+}
+
+func (w *worker) settle(log *slog.Logger, what string, err error) {
+	if err != nil {
+		log.Warn("streams: "+what+" failed; the message will be redelivered", "err", err)
+	}
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

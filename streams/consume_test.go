@@ -1,0 +1,233 @@
+package streams_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/streams/streamstest"
+)
+
+// collector records what a handler saw and signals when it has seen n.
+type collector struct {
+	mu   sync.Mutex
+	got  []string
+	want int
+	done chan struct{}
+}
+
+func newCollector(want int) *collector { return &collector{want: want, done: make(chan struct{})} }
+
+func (c *collector) add(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, s)
+	if len(c.got) == c.want {
+		close(c.done)
+	}
+}
+
+func (c *collector) wait(t *testing.T) []string {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("timed out: handled %d messages, want %d", len(c.got), c.want)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.got...)
+}
+
+// runConsumer runs Consume in the background and returns a stop function
+// that cancels it and returns its error.
+func runConsumer(t *testing.T, js jetstream.JetStream, cfg streams.ConsumerConfig, h streams.Handler) func() error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- streams.Consume(ctx, js, cfg, h) }()
+	var once sync.Once
+	var err error
+	stop := func() error {
+		once.Do(func() { cancel(); err = <-errc })
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+func metricsEvent(run string, update int64) schemas.MetricsEvent {
+	return schemas.MetricsEvent{
+		Run: run, Component: "learner", Kind: "update", Update: update,
+		Time: time.Unix(1700000000+update, 0).UTC(), Values: map[string]float64{"loss": float64(update)},
+	}
+}
+
+func TestConsumeRejectGoesToDLQAndConsumerContinues(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	sub := streams.Subjects("r1")
+
+	if _, err := streams.PublishMetrics(ctx, js, metricsEvent("r1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streams.Publish(ctx, js, sub.Metrics("learner"), []byte("{not json"), nats.Header{streams.HeaderRun: {"r1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streams.PublishMetrics(ctx, js, metricsEvent("r1", 2)); err != nil {
+		t.Fatal(err)
+	}
+
+	c := newCollector(2)
+	stop := runConsumer(t, js, streams.ConsumerConfig{
+		Stream: streams.StreamMetrics, Durable: "reporter", FilterSubject: sub.MetricsAll,
+	}, func(_ context.Context, msg jetstream.Msg) error {
+		m, err := schemas.DecodeMetrics(msg.Data())
+		if err != nil {
+			return streams.Reject(err)
+		}
+		c.add(fmt.Sprint(m.Update))
+		return nil
+	})
+	if got := strings.Join(c.wait(t), ","); got != "1,2" {
+		t.Fatalf("handled updates %s, want 1,2", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("Consume returned %v, want nil after cancel", err)
+	}
+
+	dl := lastMessage(t, js, streams.StreamDLQ, sub.DLQ("reporter"))
+	if got := string(dl.Data); got != "{not json" {
+		t.Errorf("dead letter payload: got %q, want the original", got)
+	}
+	reason := dl.Header.Get(streams.HeaderDLQReason)
+	if !strings.Contains(reason, "not valid JSON") {
+		t.Errorf("dead letter reason: got %q, want it to say the JSON is invalid", reason)
+	}
+	for k, want := range map[string]string{
+		streams.HeaderDLQSubject: sub.Metrics("learner"), streams.HeaderDLQStream: streams.StreamMetrics,
+		streams.HeaderDLQSeq: "2", streams.HeaderDLQComponent: "reporter", streams.HeaderRun: "r1",
+	} {
+		if got := dl.Header.Get(k); got != want {
+			t.Errorf("dead letter header %s: got %q, want %q", k, got, want)
+		}
+	}
+	info := consumerInfo(t, js, streams.StreamMetrics, "reporter")
+	if info.NumAckPending != 0 || info.NumPending != 0 {
+		t.Errorf("consumer left %d unacked, %d pending; want 0, 0", info.NumAckPending, info.NumPending)
+	}
+}
+
+func TestConsumeRetriesThenDeadLetters(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	if _, err := streams.PublishMetrics(ctx, js, metricsEvent("r1", 7)); err != nil {
+		t.Fatal(err)
+	}
+	c := newCollector(3)
+	runConsumer(t, js, streams.ConsumerConfig{
+		Stream: streams.StreamMetrics, Durable: "flaky", MaxDeliver: 3, RetryDelay: time.Millisecond,
+	}, func(_ context.Context, msg jetstream.Msg) error {
+		c.add("try")
+		return errors.New("database unavailable")
+	})
+	c.wait(t)
+	dl := waitLastMessage(t, js, streams.StreamDLQ, streams.Subjects("r1").DLQ("flaky"))
+	reason := dl.Header.Get(streams.HeaderDLQReason)
+	if want := "failed 3 deliveries, last error: database unavailable"; reason != want {
+		t.Errorf("got reason %q, want %q", reason, want)
+	}
+	if got := dl.Header.Get(streams.HeaderDLQDeliveries); got != "3" {
+		t.Errorf("got deliveries %q, want 3", got)
+	}
+}
+
+func TestConsumeRecoversFromPanics(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	if _, err := streams.PublishMetrics(context.Background(), js, metricsEvent("r1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	runConsumer(t, js, streams.ConsumerConfig{
+		Stream: streams.StreamMetrics, Durable: "panicky", MaxDeliver: 1,
+	}, func(context.Context, jetstream.Msg) error { panic("boom") })
+	dl := waitLastMessage(t, js, streams.StreamDLQ, streams.Subjects("r1").DLQ("panicky"))
+	if reason := dl.Header.Get(streams.HeaderDLQReason); !strings.Contains(reason, "panicked: boom") {
+		t.Errorf("got reason %q, want it to mention the panic", reason)
+	}
+}
+
+func TestConsumeConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  streams.ConsumerConfig
+		want string
+	}{
+		{"no stream", streams.ConsumerConfig{Durable: "d"}, "needs a stream"},
+		{"no durable", streams.ConsumerConfig{Stream: streams.StreamTraj}, "needs a durable name"},
+		{"bad component", streams.ConsumerConfig{Stream: streams.StreamTraj, Durable: "d", Component: "a.b"}, "component"},
+		{"negative batch", streams.ConsumerConfig{Stream: streams.StreamTraj, Durable: "d", Batch: -1}, "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := streams.Consume(context.Background(), nil, tt.cfg, nil)
+			if !errors.Is(err, streams.ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want ErrInvalidConfig mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func lastMessage(t *testing.T, js jetstream.JetStream, stream, subject string) *jetstream.RawStreamMsg {
+	t.Helper()
+	st, err := js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetLastMsgForSubject(context.Background(), subject)
+	if err != nil {
+		t.Fatalf("last message on %s: %v", subject, err)
+	}
+	return m
+}
+
+// waitLastMessage polls for the last message on subject: the consumer
+// under test writes it asynchronously.
+func waitLastMessage(t *testing.T, js jetstream.JetStream, stream, subject string) *jetstream.RawStreamMsg {
+	t.Helper()
+	st, err := js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m, err := st.GetLastMsgForSubject(context.Background(), subject); err == nil {
+			return m
+		}
+	}
+	t.Fatalf("no message on %s", subject)
+	return nil
+}
+
+func consumerInfo(t *testing.T, js jetstream.JetStream, stream, name string) *jetstream.ConsumerInfo {
+	t.Helper()
+	c, err := js.Consumer(context.Background(), stream, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}

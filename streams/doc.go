@@ -1,0 +1,23 @@
+// Package streams is rspo's view of NATS JetStream: the topology (streams,
+// subjects, object-store and key-value buckets), connecting to a server or
+// starting an embedded one, publishing the data contracts of package schemas
+// with the protocol headers, consuming with explicit acks and a dead-letter
+// queue, and replaying a run's history.
+//
+// The protocol is documented in ARCHITECTURE.md; the names here are its
+// single source of truth. Every subject is scoped by a run name:
+//
+//	rspo.<run>.traj.onpolicy      RSPO_TRAJ     one trajectory, Arrow IPC
+//	rspo.<run>.traj.explore       RSPO_TRAJ     one trajectory, Arrow IPC
+//	rspo.<run>.swapped            RSPO_SWAPPED  one relabelled trajectory, Arrow IPC
+//	rspo.<run>.work.rollout       RSPO_WORK     rollout request, JSON (work queue)
+//	rspo.<run>.ctrl.<event>       RSPO_CTRL     control event, JSON
+//	rspo.<run>.metrics.<comp>     RSPO_METRICS  metrics event, JSON
+//	rspo.<run>.dlq.<comp>         RSPO_DLQ      rejected message, reason in headers
+//
+// A service calls [Ensure] once at start (it is idempotent), publishes with
+// [PublishTrajectory] and friends, and consumes with [Consume], whose handler
+// returns nil to ack, [Reject] to dead-letter, or any other error to retry.
+// Analysis tools read a run with [Replay]; they need no change to the
+// pipeline.
+package streams

@@ -1,0 +1,150 @@
+package streams
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// EmbeddedConfig configures an in-process NATS server with JetStream.
+type EmbeddedConfig struct {
+	// StoreDir is where JetStream keeps its files. Required.
+	StoreDir string
+	// Host is the listen address. Default "127.0.0.1" (loopback only).
+	Host string
+	// Port is the client port: 0 means 4222, -1 a random free port.
+	Port int
+	// User and Password, when set, are required from every client.
+	User, Password string
+	// TLSCert and TLSKey, when set, make the server speak TLS only.
+	TLSCert, TLSKey string
+	// SyncAlways fsyncs every write before acking it (slower, survives
+	// power loss rather than only process crashes). Default false.
+	SyncAlways bool
+	// MaxPayload bounds one message. Default 8 MiB.
+	MaxPayload int32
+	// ServerName names the server in logs and monitoring. Default "rspo".
+	ServerName string
+	// ReadyTimeout bounds the wait for the server to accept clients.
+	// Default 10s.
+	ReadyTimeout time.Duration
+	// Log sends the server's log to stderr. Default false (silent).
+	Log bool
+}
+
+// DefaultMaxPayload is the embedded server's message size limit when
+// EmbeddedConfig.MaxPayload is 0.
+const DefaultMaxPayload = 8 << 20
+
+// Validate reports every problem with the configuration, joined.
+func (c EmbeddedConfig) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...)))
+	}
+	if c.StoreDir == "" {
+		bad("embedded server needs a store directory")
+	}
+	if c.Port < -1 || c.Port > 65535 {
+		bad("port %d not in -1..65535", c.Port)
+	}
+	if c.Password != "" && c.User == "" {
+		bad("a password needs a user")
+	}
+	if c.User != "" && c.Password == "" {
+		bad("user %q needs a password", c.User)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		bad("a TLS certificate and key go together (got cert %q, key %q)", c.TLSCert, c.TLSKey)
+	}
+	if c.MaxPayload < 0 {
+		bad("max payload %d is negative", c.MaxPayload)
+	}
+	if c.ReadyTimeout < 0 {
+		bad("ready timeout %v is negative", c.ReadyTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
+	o := &server.Options{
+		ServerName: c.ServerName,
+		Host:       c.Host,
+		Port:       c.Port,
+		JetStream:  true,
+		StoreDir:   c.StoreDir,
+		SyncAlways: c.SyncAlways,
+		MaxPayload: c.MaxPayload,
+		Username:   c.User,
+		Password:   c.Password,
+		NoSigs:     true,
+		NoLog:      !c.Log,
+	}
+	if o.ServerName == "" {
+		o.ServerName = "rspo"
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = DefaultMaxPayload
+	}
+	if c.TLSCert != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: c.TLSCert, KeyFile: c.TLSKey})
+		if err != nil {
+			return nil, fmt.Errorf("%w: embedded server TLS: %w", ErrInvalidConfig, err)
+		}
+		o.TLSConfig, o.TLS = tc, true
+	}
+	return o, nil
+}
+
+// Embedded is a running in-process NATS server with JetStream.
+type Embedded struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts a server and waits until it accepts clients. The
+// caller stops it with Shutdown.
+func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	opts, err := c.serverOptions()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("streams: embedded server: %w", err)
+	}
+	if c.Log {
+		srv.ConfigureLogger()
+	}
+	go srv.Start()
+	wait := c.ReadyTimeout
+	if wait == 0 {
+		wait = 10 * time.Second
+	}
+	if !srv.ReadyForConnections(wait) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("streams: embedded server not ready after %v (is port %d free?)", wait, c.Port)
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// ClientURL returns the URL clients connect to, e.g. nats://127.0.0.1:4222
+// (tls://... when TLS is on).
+func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// Server returns the underlying server, for tests and monitoring.
+func (e *Embedded) Server() *server.Server { return e.srv }
+
+// Shutdown stops the server and waits until it has stopped. JetStream data
+// stays in StoreDir.
+func (e *Embedded) Shutdown() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}

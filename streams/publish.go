@@ -1,0 +1,83 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// Publish stores data on subject with the given headers and waits for the
+// stream's acknowledgement. A Nats-Msg-Id header makes a retry within the
+// dedupe window harmless; the returned PubAck says Duplicate when it was.
+// The subject must belong to the topology.
+func Publish(ctx context.Context, js jetstream.JetStream, subject string, data []byte, hdr nats.Header) (*jetstream.PubAck, error) {
+	if StreamFor(subject) == "" {
+		return nil, fmt.Errorf("%w: %q is not captured by any rspo stream", ErrUnknownSubject, subject)
+	}
+	msg := &nats.Msg{Subject: subject, Data: data, Header: hdr}
+	ack, err := js.PublishMsg(ctx, msg)
+	if err != nil {
+		return nil, fmt.Errorf("streams: publish to %s: %w", subject, err)
+	}
+	return ack, nil
+}
+
+// PublishEvent publishes a control event on rspo.<run>.ctrl.<type>. Its
+// message id is derived from the event's fields (EventID), so a service
+// that re-announces the same event after a restart stores it once.
+func PublishEvent(ctx context.Context, js jetstream.JetStream, e schemas.Event) (*jetstream.PubAck, error) {
+	if err := ValidateRun(e.Run); err != nil {
+		return nil, err
+	}
+	b, err := schemas.EncodeEvent(e)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode %s event: %w", e.Type, err)
+	}
+	h := dataHeaders(EventID(e), e.Run, e.Cycle, e.PolicyVersion, "", ContentTypeJSON)
+	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
+	return Publish(ctx, js, Subjects(e.Run).Ctrl(e.Type), b, h)
+}
+
+// EventID is the deterministic message id of a control event: its run,
+// type, cycle, versions and update counter.
+func EventID(e schemas.Event) string {
+	return fmt.Sprintf("%s/ctrl/%s/c%d/p%d/m%d/u%d", e.Run, e.Type, e.Cycle, e.PolicyVersion, e.PRMVersion, e.Update)
+}
+
+// PublishMetrics publishes a metrics event on rspo.<run>.metrics.<component>.
+// Metrics carry no message id: every report is stored.
+func PublishMetrics(ctx context.Context, js jetstream.JetStream, m schemas.MetricsEvent) (*jetstream.PubAck, error) {
+	if err := ValidateRun(m.Run); err != nil {
+		return nil, err
+	}
+	if err := ValidateComponent(m.Component); err != nil {
+		return nil, err
+	}
+	b, err := schemas.EncodeMetrics(m)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode metrics of %s: %w", m.Component, err)
+	}
+	h := dataHeaders("", m.Run, m.Cycle, 0, "", ContentTypeJSON)
+	h.Del(HeaderPolicyVersion)
+	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
+	return Publish(ctx, js, Subjects(m.Run).Metrics(m.Component), b, h)
+}
+
+// PublishRollout publishes a rollout request on rspo.<run>.work.rollout with
+// the request id as message id.
+func PublishRollout(ctx context.Context, js jetstream.JetStream, r schemas.RolloutRequest) (*jetstream.PubAck, error) {
+	if err := ValidateRun(r.Run); err != nil {
+		return nil, err
+	}
+	b, err := schemas.EncodeRolloutRequest(r)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode rollout request %s: %w", r.ID, err)
+	}
+	h := dataHeaders(r.ID, r.Run, r.Cycle, r.PolicyVersion, string(r.Source), ContentTypeJSON)
+	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
+	return Publish(ctx, js, Subjects(r.Run).WorkRollout, b, h)
+}
