@@ -29,3 +29,44 @@ func (e *ValidationError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalid) true for every ValidationError.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// DecodeError says why bytes could not be read as an Arrow IPC trajectory
+// stream: they are not Arrow IPC, they are truncated or corrupt, or they hold
+// the wrong number of record batches. It matches ErrDecode with errors.Is.
+type DecodeError struct {
+	// Reason says what is wrong with the bytes.
+	Reason string
+	// Err is the underlying cause, if any (e.g. the Arrow reader's error).
+	Err error
+}
+
+func (e *DecodeError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("schemas: cannot decode trajectory: %s: %v", e.Reason, e.Err)
+	}
+	return "schemas: cannot decode trajectory: " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrDecode) true for every DecodeError.
+func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
+
+// Unwrap returns the underlying cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// SchemaError says that a message's Arrow schema is not the one this code
+// writes: another schema version, no version at all, or columns that differ
+// from ours. It matches ErrSchemaVersion with errors.Is.
+type SchemaError struct {
+	// Version is the rspo.schema_version found in the message ("" if none).
+	Version string
+	// Reason says what differs.
+	Reason string
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("schemas: schema version %q not readable (this code reads %d): %s",
+		e.Version, SchemaVersion, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrSchemaVersion) true for every SchemaError.
+func (e *SchemaError) Is(target error) bool { return target == ErrSchemaVersion }
