@@ -1,0 +1,160 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// BatchHandler processes the messages of one fetch together, e.g. to store
+// them in one transaction. It returns nil when every message succeeded, or
+// one result per message, in order, each with Handler's meaning: nil acks,
+// a RejectError dead-letters, any other error schedules a redelivery.
+type BatchHandler func(ctx context.Context, msgs []jetstream.Msg) []error
+
+// ConsumeBatch is Consume for a BatchHandler: each fetch of up to cfg.Batch
+// messages is handed to h at once and settled after h returns. Acks are
+// sent without waiting for the server's confirmation, so a batch costs one
+// round trip rather than one per message; a lost ack only causes a
+// redelivery, which handlers must tolerate anyway. Messages delivered more
+// than cfg.MaxDeliver times are dead-lettered before h sees them. Errors and
+// shutdown are as for Consume.
+func ConsumeBatch(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, h BatchHandler) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.withDefaults()
+	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, cfg.jetstreamConfig())
+	if err != nil {
+		return fmt.Errorf("streams: consumer %s on %s: %w", cfg.Durable, cfg.Stream, err)
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(cfg.DrainTimeout, cancel) })
+	defer stop()
+	w := &batchWorker{worker: worker{js: js, cfg: cfg}, h: h}
+	for ctx.Err() == nil {
+		if err := w.pull(ctx, hctx, cons); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batchWorker handles the batches of one ConsumeBatch call.
+type batchWorker struct {
+	worker
+	h BatchHandler
+}
+
+// pull fetches one batch and handles it; errors as worker.pull.
+func (w *batchWorker) pull(ctx, hctx context.Context, cons jetstream.Consumer) error {
+	fctx, cancel := context.WithTimeout(ctx, w.cfg.MaxWait)
+	defer cancel()
+	batch, err := cons.Fetch(w.cfg.Batch, jetstream.FetchContext(fctx))
+	if err == nil {
+		var msgs []jetstream.Msg
+		for msg := range batch.Messages() {
+			msgs = append(msgs, msg)
+		}
+		w.handle(hctx, msgs)
+		err = batch.Error()
+	}
+	if err == nil || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+		return nil
+	}
+	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
+		errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("streams: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Stream, err)
+	}
+	w.cfg.Logger.Warn("streams: fetch failed, retrying", "consumer", w.cfg.Durable, "err", err)
+	sleep(ctx, w.cfg.MaxWait)
+	return nil
+}
+
+// handle dead-letters over-delivered messages, runs the handler on the rest
+// and settles each by its result.
+func (w *batchWorker) handle(ctx context.Context, fetched []jetstream.Msg) {
+	if len(fetched) == 0 {
+		return
+	}
+	msgs := fetched[:0:0]
+	delivered := make([]uint64, 0, len(fetched))
+	for _, msg := range fetched {
+		n := uint64(1)
+		if md, err := msg.Metadata(); err == nil {
+			n = md.NumDelivered
+		}
+		if ctx.Err() == nil && n > uint64(w.cfg.MaxDeliver) {
+			w.deadLetter(ctx, w.log(msg), msg, fmt.Sprintf("delivered %d times without being acknowledged", n))
+			continue
+		}
+		msgs, delivered = append(msgs, msg), append(delivered, n)
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	if ctx.Err() != nil { // drain timed out: give the messages back now
+		for _, msg := range msgs {
+			w.settle(w.log(msg), "nak", msg.Nak())
+		}
+		return
+	}
+	results := w.call(ctx, msgs)
+	for i, msg := range msgs {
+		w.settleResult(ctx, msg, delivered[i], results[i])
+	}
+}
+
+// call runs the handler and returns one result per message; a panic or a
+// result list of the wrong length fails every message (they are retried).
+func (w *batchWorker) call(ctx context.Context, msgs []jetstream.Msg) (results []error) {
+	fail := func(err error) []error {
+		out := make([]error, len(msgs))
+		for i := range out {
+			out[i] = err
+		}
+		return out
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			results = fail(fmt.Errorf("streams: batch handler panicked: %v", r))
+		}
+	}()
+	results = w.h(ctx, msgs)
+	switch {
+	case results == nil:
+		return make([]error, len(msgs))
+	case len(results) != len(msgs):
+		return fail(fmt.Errorf("streams: batch handler returned %d results for %d messages", len(results), len(msgs)))
+	}
+	return results
+}
+
+// settleResult acks, dead-letters or naks msg after the handler's verdict.
+func (w *batchWorker) settleResult(ctx context.Context, msg jetstream.Msg, delivered uint64, err error) {
+	log := w.log(msg)
+	var rej *RejectError
+	switch {
+	case err == nil:
+		w.settle(log, "ack", msg.Ack())
+	case ctx.Err() != nil:
+		w.settle(log, "nak", msg.Nak())
+	case errors.As(err, &rej):
+		w.deadLetter(ctx, log, msg, rej.Reason)
+	case delivered >= uint64(w.cfg.MaxDeliver):
+		w.deadLetter(ctx, log, msg, fmt.Sprintf("failed %d deliveries, last error: %v", delivered, err))
+	default:
+		log.Debug("streams: handler failed, will retry", "delivered", delivered, "err", err)
+		w.settle(log, "nak", msg.NakWithDelay(time.Duration(delivered)*w.cfg.RetryDelay))
+	}
+}
+
+func (w *batchWorker) log(msg jetstream.Msg) *slog.Logger {
+	return w.cfg.Logger.With("consumer", w.cfg.Durable, "subject", msg.Subject())
+}
