@@ -231,3 +231,47 @@ func consumerInfo(t *testing.T, js jetstream.JetStream, stream, name string) *je
 	}
 	return info
 }
+
+func TestConsumeMalformedTrajectoryLandsInDLQ(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	sub := streams.Subjects("r1")
+	good := []*schemas.Trajectory{testTrajectory("r1", schemas.SourceExplore, 1), testTrajectory("r1", schemas.SourceExplore, 2)}
+	if _, err := streams.PublishTrajectory(ctx, js, good[0]); err != nil {
+		t.Fatal(err)
+	}
+	hdr := streams.TrajectoryHeaders(testTrajectory("r1", schemas.SourceExplore, 99))
+	if _, err := streams.Publish(ctx, js, sub.TrajExplore, []byte("definitely not arrow"), hdr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streams.PublishTrajectory(ctx, js, good[1]); err != nil {
+		t.Fatal(err)
+	}
+
+	c := newCollector(2)
+	runConsumer(t, js, streams.ConsumerConfig{
+		Stream: streams.StreamTraj, Durable: "swapper", FilterSubject: sub.TrajExplore, Batch: 2,
+	}, func(_ context.Context, msg jetstream.Msg) error {
+		tr, err := schemas.DecodeTrajectory(msg.Data())
+		if err != nil {
+			return streams.Reject(err)
+		}
+		c.add(tr.ID)
+		return nil
+	})
+	if got, want := strings.Join(c.wait(t), ","), good[0].ID+","+good[1].ID; got != want {
+		t.Fatalf("handled %s, want %s", got, want)
+	}
+	dl := waitLastMessage(t, js, streams.StreamDLQ, sub.DLQ("swapper"))
+	reason := dl.Header.Get(streams.HeaderDLQReason)
+	if !strings.HasPrefix(reason, "schemas: cannot decode") {
+		t.Errorf("got reason %q, want the decoder's error", reason)
+	}
+	if got := dl.Header.Get(streams.HeaderDLQMsgID); got != hdr.Get(streams.HeaderMsgID) {
+		t.Errorf("got original id %q, want %q", got, hdr.Get(streams.HeaderMsgID))
+	}
+	if got := string(dl.Data); got != "definitely not arrow" {
+		t.Errorf("got payload %q, want the original", got)
+	}
+}

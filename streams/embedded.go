@@ -1,11 +1,14 @@
 package streams
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // EmbeddedConfig configures an in-process NATS server with JetStream.
@@ -23,7 +26,7 @@ type EmbeddedConfig struct {
 	// SyncAlways fsyncs every write before acking it (slower, survives
 	// power loss rather than only process crashes). Default false.
 	SyncAlways bool
-	// MaxPayload bounds one message. Default 8 MiB.
+	// MaxPayload bounds one message. Default DefaultMaxPayload.
 	MaxPayload int32
 	// ServerName names the server in logs and monitoring. Default "rspo".
 	ServerName string
@@ -35,8 +38,9 @@ type EmbeddedConfig struct {
 }
 
 // DefaultMaxPayload is the embedded server's message size limit when
-// EmbeddedConfig.MaxPayload is 0.
-const DefaultMaxPayload = 8 << 20
+// EmbeddedConfig.MaxPayload is 0: NATS's ceiling, which is also
+// schemas.MaxBatchBytes, so every record the protocol allows fits.
+const DefaultMaxPayload = 64 << 20
 
 // Validate reports every problem with the configuration, joined.
 func (c EmbeddedConfig) Validate() error {
@@ -103,7 +107,8 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 
 // Embedded is a running in-process NATS server with JetStream.
 type Embedded struct {
-	srv *server.Server
+	srv            *server.Server
+	user, password string
 }
 
 // StartEmbedded starts a server and waits until it accepts clients. The
@@ -132,12 +137,35 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("streams: embedded server not ready after %v (is port %d free?)", wait, c.Port)
 	}
-	return &Embedded{srv: srv}, nil
+	return &Embedded{srv: srv, user: c.User, password: c.Password}, nil
 }
 
 // ClientURL returns the URL clients connect to, e.g. nats://127.0.0.1:4222
 // (tls://... when TLS is on).
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// Connect opens an in-process connection (no socket, no TLS) with the
+// server's own credentials, for a program that embeds the server and its
+// clients. The caller closes the connection.
+func (e *Embedded) Connect(ctx context.Context, name string) (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{nats.InProcessServer(e.srv), nats.Name(name)}
+	if e.user != "" {
+		opts = append(opts, nats.UserInfo(e.user, e.password))
+	}
+	nc, err := nats.Connect("", opts...)
+	if err != nil {
+		return nil, nil, connectError("in-process server", err)
+	}
+	js, err := jetstream.New(nc)
+	if err == nil {
+		_, err = js.AccountInfo(ctx)
+	}
+	if err != nil {
+		nc.Close()
+		return nil, nil, connectError("in-process server", err)
+	}
+	return nc, js, nil
+}
 
 // Server returns the underlying server, for tests and monitoring.
 func (e *Embedded) Server() *server.Server { return e.srv }

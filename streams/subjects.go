@@ -15,7 +15,7 @@ const SubjectPrefix = "rspo"
 const maxNameLen = 64
 
 // ValidateRun reports whether run can name a run: 1 to 64 characters from
-// [A-Za-z0-9_-], starting with a letter or digit. Run names are subject
+// [A-Za-z0-9_-] (the rule of schemas.CheckRunName). Run names are subject
 // tokens, so dots, wildcards and spaces are refused. The error is a
 // *NameError.
 func ValidateRun(run string) error { return validateToken("run", run) }
@@ -31,8 +31,6 @@ func validateToken(kind, name string) error {
 		return bad("empty")
 	case len(name) > maxNameLen:
 		return bad(fmt.Sprintf("%d characters, at most %d", len(name), maxNameLen))
-	case name[0] == '-' || name[0] == '_':
-		return bad("must start with a letter or digit")
 	}
 	for _, r := range name {
 		if !isTokenRune(r) {

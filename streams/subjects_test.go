@@ -21,7 +21,7 @@ func TestValidateRun(t *testing.T) {
 		{"star", "a*", false},
 		{"gt", "a>", false},
 		{"space", "a b", false},
-		{"leading dash", "-a", false},
+		{"leading dash", "-a", true},
 		{"unicode", "läuft", false},
 		{"too long", strings.Repeat("a", 65), false},
 		{"max length", strings.Repeat("a", 64), true},

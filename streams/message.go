@@ -1,0 +1,130 @@
+package streams
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// Message is a stored message decoded by its subject: exactly one of
+// Trajectory, Event, Metrics and Rollout is set, unless the payload did not
+// decode (Err) or the subject carries no decodable payload (dead letters,
+// whose reason is in Headers). Raw is always the payload.
+type Message struct {
+	// Stream, Seq and Time place the message in its stream.
+	Stream string
+	Seq    uint64
+	Time   time.Time
+	// Subject is the subject it was published on.
+	Subject string
+	// Headers are the message headers (Rspo-*, Nats-Msg-Id, ...).
+	Headers nats.Header
+
+	Trajectory *schemas.Trajectory
+	Event      *schemas.Event
+	Metrics    *schemas.MetricsEvent
+	Rollout    *schemas.RolloutRequest
+
+	// Raw is the undecoded payload.
+	Raw []byte
+	// Err is the decoding error, if the payload did not decode.
+	Err error
+}
+
+// DecodeMessage decodes a JetStream message by the kind of its subject:
+// traj.* and swapped as a trajectory, ctrl.* as an event, metrics.* as a
+// metrics event, work.rollout as a rollout request.
+func DecodeMessage(msg jetstream.Msg) Message {
+	m := Message{Subject: msg.Subject(), Headers: msg.Headers(), Raw: msg.Data()}
+	if md, err := msg.Metadata(); err == nil {
+		m.Stream, m.Seq, m.Time = md.Stream, md.Sequence.Stream, md.Timestamp
+	}
+	m.decode()
+	return m
+}
+
+// decode fills the typed field that matches m.Subject.
+func (m *Message) decode() {
+	switch subjectKind(m.Subject) {
+	case "traj", "swapped":
+		m.Trajectory, m.Err = schemas.DecodeTrajectory(m.Raw)
+	case "ctrl":
+		e, err := schemas.DecodeEvent(m.Raw)
+		m.Event, m.Err = keep(e, err)
+	case "metrics":
+		e, err := schemas.DecodeMetrics(m.Raw)
+		m.Metrics, m.Err = keep(e, err)
+	case "work":
+		r, err := schemas.DecodeRolloutRequest(m.Raw)
+		m.Rollout, m.Err = keep(r, err)
+	}
+}
+
+func keep[T any](v T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// subjectKind returns the token after rspo.<run>: traj, swapped, ctrl, ...
+func subjectKind(subject string) string {
+	tokens := strings.SplitN(subject, ".", 4)
+	if len(tokens) < 3 || tokens[0] != SubjectPrefix {
+		return ""
+	}
+	return tokens[2]
+}
+
+// messageJSON is the JSON-lines form of a Message written by `rspo replay`.
+type messageJSON struct {
+	Stream     string                  `json:"stream"`
+	Seq        uint64                  `json:"seq"`
+	Time       time.Time               `json:"time"`
+	Subject    string                  `json:"subject"`
+	Headers    map[string]string       `json:"headers,omitempty"`
+	Trajectory *schemas.Trajectory     `json:"trajectory,omitempty"`
+	Event      *schemas.Event          `json:"event,omitempty"`
+	Metrics    *schemas.MetricsEvent   `json:"metrics,omitempty"`
+	Rollout    *schemas.RolloutRequest `json:"rollout,omitempty"`
+	// Payload is the raw payload when nothing was decoded: as text when it
+	// is valid UTF-8, else PayloadBase64 holds it.
+	Payload       *string `json:"payload,omitempty"`
+	PayloadBase64 []byte  `json:"payload_base64,omitempty"`
+	Error         string  `json:"error,omitempty"`
+}
+
+// MarshalJSON writes the message as one JSON object: stream, seq, time,
+// subject, headers (first value of each), the decoded record under
+// "trajectory", "event", "metrics" or "rollout", and otherwise the raw
+// payload ("payload" if UTF-8 text, else "payload_base64") with "error".
+func (m Message) MarshalJSON() ([]byte, error) {
+	j := messageJSON{
+		Stream: m.Stream, Seq: m.Seq, Time: m.Time, Subject: m.Subject,
+		Trajectory: m.Trajectory, Event: m.Event, Metrics: m.Metrics, Rollout: m.Rollout,
+	}
+	if len(m.Headers) > 0 {
+		j.Headers = make(map[string]string, len(m.Headers))
+		for k := range m.Headers {
+			j.Headers[k] = m.Headers.Get(k)
+		}
+	}
+	if m.Err != nil {
+		j.Error = m.Err.Error()
+	}
+	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil {
+		if utf8.Valid(m.Raw) {
+			s := string(m.Raw)
+			j.Payload = &s
+		} else {
+			j.PayloadBase64 = m.Raw
+		}
+	}
+	return json.Marshal(j)
+}

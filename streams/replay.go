@@ -1,0 +1,134 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ReplaySubjects are the subject kinds Replay reads, relative to rspo.<run>.
+// ctrl, metrics and dlq may be narrowed with a further token
+// ("ctrl.cycle.started", "metrics.learner", "dlq.swapper"); "traj" reads
+// both trajectory sources.
+var ReplaySubjects = []string{"traj.explore", "traj.onpolicy", "traj", "swapped", "ctrl", "metrics", "dlq"}
+
+// ReplayOptions selects what Replay reads.
+type ReplayOptions struct {
+	// Run is the run to read. Required.
+	Run string
+	// Subject is one of ReplaySubjects, possibly narrowed. Required.
+	Subject string
+	// FromSeq starts at this stream sequence (inclusive). Default: the start.
+	FromSeq uint64
+	// Since starts at the first message stored at or after this time.
+	// Exclusive with FromSeq.
+	Since time.Time
+	// Follow keeps reading new messages after catching up, until ctx ends.
+	Follow bool
+}
+
+// Validate reports every problem with the options, joined.
+func (o ReplayOptions) Validate() error {
+	var errs []error
+	if err := ValidateRun(o.Run); err != nil {
+		errs = append(errs, err)
+	}
+	if _, _, err := o.filter(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.FromSeq > 0 && !o.Since.IsZero() {
+		errs = append(errs, fmt.Errorf("%w: a start sequence and a start time are exclusive", ErrInvalidConfig))
+	}
+	return errors.Join(errs...)
+}
+
+// filter returns the stream and subject filter of o.Subject.
+func (o ReplayOptions) filter() (stream, filter string, err error) {
+	rel := o.Subject
+	kind, rest, narrowed := strings.Cut(rel, ".")
+	known := false
+	for _, k := range ReplaySubjects {
+		known = known || k == kind || k == rel
+	}
+	if !known || strings.ContainsAny(rel, "*> ") || strings.Contains(rel, "..") || strings.HasSuffix(rel, ".") {
+		return "", "", fmt.Errorf("%w: %q; want one of %s (ctrl, metrics and dlq may add a type or component)",
+			ErrUnknownSubject, rel, strings.Join(ReplaySubjects, ", "))
+	}
+	filter = SubjectPrefix + "." + o.Run + "." + rel
+	switch {
+	case kind == "traj" && narrowed && rest != "explore" && rest != "onpolicy":
+		return "", "", fmt.Errorf("%w: %q; trajectories are traj.explore or traj.onpolicy", ErrUnknownSubject, rel)
+	case kind == "swapped" && narrowed:
+		return "", "", fmt.Errorf("%w: %q; swapped takes no further token", ErrUnknownSubject, rel)
+	case !narrowed && kind != "swapped":
+		filter += ".>"
+	}
+	return StreamFor(filter), filter, nil
+}
+
+// Replay reads a run's messages on o.Subject in stream order with an
+// ordered consumer and passes each, decoded, to fn. It returns nil once it
+// has delivered every message stored when it started (at once if there are
+// none) or, with Follow, when ctx ends. It returns fn's error unchanged if
+// fn fails, ctx's error if ctx ends before catching up, and
+// ErrInvalidConfig, ErrInvalidName or ErrUnknownSubject for bad options.
+// A message that does not decode is passed with Err set, not skipped.
+func Replay(ctx context.Context, js jetstream.JetStream, o ReplayOptions, fn func(Message) error) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	stream, filter, _ := o.filter()
+	cons, err := js.OrderedConsumer(ctx, stream, o.consumerConfig(filter))
+	if err != nil {
+		return fmt.Errorf("streams: replay %s: %w", filter, err)
+	}
+	if info := cons.CachedInfo(); !o.Follow && info != nil && info.NumPending == 0 {
+		return nil
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("streams: replay %s: %w", filter, err)
+	}
+	defer it.Stop()
+	defer context.AfterFunc(ctx, it.Stop)()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			return o.endError(ctx, filter, err)
+		}
+		m := DecodeMessage(msg)
+		if err := fn(m); err != nil {
+			return err
+		}
+		if md, err := msg.Metadata(); err == nil && md.NumPending == 0 && !o.Follow {
+			return nil
+		}
+	}
+}
+
+func (o ReplayOptions) consumerConfig(filter string) jetstream.OrderedConsumerConfig {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	switch {
+	case o.FromSeq > 0:
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, o.FromSeq
+	case !o.Since.IsZero():
+		since := o.Since
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since
+	}
+	return cfg
+}
+
+// endError turns the iterator's terminal error into Replay's result.
+func (o ReplayOptions) endError(ctx context.Context, filter string, err error) error {
+	if ctx.Err() != nil {
+		if o.Follow {
+			return nil
+		}
+		return ctx.Err()
+	}
+	return fmt.Errorf("streams: replay %s: %w", filter, err)
+}

@@ -1,0 +1,61 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// ErrNotSwapped means PublishSwapped was given a trajectory whose Swapped
+// flag is not set.
+var ErrNotSwapped = errors.New("streams: trajectory is not swapped")
+
+// PublishTrajectory encodes t (Arrow IPC, validating it) and stores it on
+// rspo.<run>.traj.<source> with the protocol headers and t.ID as message
+// id: publishing the same trajectory twice within the dedupe window stores
+// it once (the second PubAck reports Duplicate).
+func PublishTrajectory(ctx context.Context, js jetstream.JetStream, t *schemas.Trajectory) (*jetstream.PubAck, error) {
+	if err := checkTrajectory(t); err != nil {
+		return nil, err
+	}
+	return publishTrajectory(ctx, js, Subjects(t.Run).Traj(t.Source), t)
+}
+
+// PublishSwapped stores a relabelled trajectory (Swapped set) on
+// rspo.<run>.swapped, with t.ID as message id.
+func PublishSwapped(ctx context.Context, js jetstream.JetStream, t *schemas.Trajectory) (*jetstream.PubAck, error) {
+	if err := checkTrajectory(t); err != nil {
+		return nil, err
+	}
+	if !t.Swapped {
+		return nil, fmt.Errorf("%w: %s", ErrNotSwapped, t.ID)
+	}
+	return publishTrajectory(ctx, js, Subjects(t.Run).Swapped, t)
+}
+
+func checkTrajectory(t *schemas.Trajectory) error {
+	if t == nil {
+		return &schemas.ValidationError{Field: "trajectory", Reason: "nil"}
+	}
+	return ValidateRun(t.Run)
+}
+
+func publishTrajectory(ctx context.Context, js jetstream.JetStream, subject string, t *schemas.Trajectory) (*jetstream.PubAck, error) {
+	b, err := schemas.EncodeTrajectory(t)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode trajectory %s: %w", t.ID, err)
+	}
+	return Publish(ctx, js, subject, b, TrajectoryHeaders(t))
+}
+
+// TrajectoryHeaders returns the protocol headers of a trajectory message.
+func TrajectoryHeaders(t *schemas.Trajectory) nats.Header {
+	h := dataHeaders(t.ID, t.Run, t.Cycle, t.PolicyVersion, string(t.Source), ContentTypeArrow)
+	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
+	return h
+}
