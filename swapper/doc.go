@@ -1,0 +1,20 @@
+// Package swapper turns explorer trajectories into replay-buffer records: the
+// "reward swap" of RSPO.
+//
+// An explorer's trajectory carries the PRM's dense labels as its per-step
+// rewards. Relabel replaces them with the environment's form of the outcome
+// reward (0 on every step but the last, which carries the outcome), keeps the
+// dense values only as the DenseReward provenance column, leaves the
+// behaviour log-probs untouched (the learner's off-policy ratio needs them),
+// and computes the buffer's priority keys from the state keys: the number of
+// distinct states and of repeated visits.
+//
+// A Verifier can replay a trajectory's actions in its environment from the
+// task seed, so a producer cannot smuggle a fake success into the buffer.
+//
+// Service wires the core to the bus: a durable pull consumer on
+// rspo.<run>.traj.explore publishes each relabelled record to
+// rspo.<run>.swapped (Nats-Msg-Id = trajectory id), acks the source only
+// after the publish is acknowledged, and sends invalid or forged input to
+// the dead-letter queue with the reason.
+package swapper
