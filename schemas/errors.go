@@ -3,6 +3,7 @@ package schemas
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Sentinel errors. A ValidationError matches ErrInvalid with errors.Is.
@@ -64,6 +65,9 @@ type SchemaError struct {
 }
 
 func (e *SchemaError) Error() string {
+	if e.Version == strconv.Itoa(SchemaVersion) {
+		return fmt.Sprintf("schemas: schema does not match version %d: %s", SchemaVersion, e.Reason)
+	}
 	return fmt.Sprintf("schemas: schema version %q not readable (this code reads %d): %s",
 		e.Version, SchemaVersion, e.Reason)
 }
