@@ -1,0 +1,81 @@
+package prm
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// dataset is a set of trajectories featurized once: identical steps
+// (same instruction, observation and action) share one feature row, which
+// both saves memory and lets a minibatch evaluate each distinct step once.
+type dataset struct {
+	dim  int
+	rows []float32 // unique feature rows, dim each
+	// steps[i] lists trajectory i's row indices in step order.
+	steps   [][]int32
+	outcome []float64
+	success []bool
+}
+
+func (d *dataset) numRows() int     { return len(d.rows) / d.dim }
+func (d *dataset) row(r int32) []float32 {
+	return d.rows[int(r)*d.dim : (int(r)+1)*d.dim]
+}
+
+// newDataset featurizes trajs with feat. A nil trajectory or a non-finite
+// outcome is an error wrapping ErrInvalidTrajectory.
+func newDataset(feat Featurizer, trajs []*schemas.Trajectory) (*dataset, error) {
+	d := &dataset{dim: feat.Dim(), steps: make([][]int32, len(trajs)),
+		outcome: make([]float64, len(trajs)), success: make([]bool, len(trajs))}
+	seeds := [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+	index := map[[2]uint64]int32{}
+	for i, t := range trajs {
+		if err := checkTrajectory(i, t); err != nil {
+			return nil, err
+		}
+		d.outcome[i], d.success[i] = t.OutcomeReward, t.Success
+		d.steps[i] = make([]int32, len(t.Steps))
+		for k := range t.Steps {
+			s := &t.Steps[k]
+			key := stepKey(seeds, t.Instruction, s.Observation, s.Action)
+			r, ok := index[key]
+			if !ok {
+				r = int32(d.numRows())
+				index[key] = r
+				d.rows = append(d.rows, make([]float32, d.dim)...)
+				feat.Features(t.Instruction, s.Observation, s.Action, d.row(r))
+			}
+			d.steps[i][k] = r
+		}
+	}
+	return d, nil
+}
+
+func checkTrajectory(i int, t *schemas.Trajectory) error {
+	switch {
+	case t == nil:
+		return fmt.Errorf("%w: trajectory %d is nil", ErrInvalidTrajectory, i)
+	case math.IsNaN(t.OutcomeReward) || math.IsInf(t.OutcomeReward, 0):
+		return fmt.Errorf("%w: trajectory %d (%s) has outcome reward %v", ErrInvalidTrajectory, i, t.ID, t.OutcomeReward)
+	}
+	return nil
+}
+
+// stepKey is a 128-bit hash of a step's text, used to find duplicates.
+func stepKey(seeds [2]maphash.Seed, instruction, observation, action string) [2]uint64 {
+	var key [2]uint64
+	for j, seed := range seeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		h.WriteString(instruction)
+		h.WriteByte(0)
+		h.WriteString(observation)
+		h.WriteByte(0)
+		h.WriteString(action)
+		key[j] = h.Sum64()
+	}
+	return key
+}

@@ -1,0 +1,253 @@
+package prm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// ModelConfig shapes a new model. The zero value gives the defaults.
+type ModelConfig struct {
+	// Hidden is the width of the MLP's hidden layer. Default 64.
+	Hidden int
+	// Seed fixes the initial weights; 0 is a valid seed.
+	Seed uint64
+}
+
+// MaxHidden bounds the hidden width (and what a snapshot may claim).
+const MaxHidden = 4096
+
+func (c ModelConfig) withDefaults() ModelConfig {
+	if c.Hidden == 0 {
+		c.Hidden = 64
+	}
+	return c
+}
+
+// Validate reports every problem with the (defaulted) configuration.
+func (c ModelConfig) Validate() error {
+	if c.Hidden < 1 || c.Hidden > MaxHidden {
+		return &ConfigError{Field: "Hidden", Reason: fmt.Sprintf("%d not in 1..%d", c.Hidden, MaxHidden)}
+	}
+	return nil
+}
+
+// ModelInfo records how a model was obtained and how informative it was on
+// held-out trajectories when trained. The explorer's Gate reads it.
+type ModelInfo struct {
+	// Trained is false for the untrained (random) control.
+	Trained bool `json:"trained"`
+	// TrainTrajectories and Heldout count the trajectories used.
+	TrainTrajectories int `json:"train_trajectories,omitempty"`
+	Heldout           int `json:"heldout,omitempty"`
+	// HeldoutSuccesses counts successes among the held-out trajectories;
+	// AUC is only meaningful when it is neither 0 nor Heldout.
+	HeldoutSuccesses int `json:"heldout_successes,omitempty"`
+	// HeldoutAUC is the AUC of R̂ for success vs failure (0.5 when undefined).
+	HeldoutAUC float64 `json:"heldout_auc,omitempty"`
+	// HeldoutSpearman is the rank correlation of R̂ with R (0 when undefined).
+	HeldoutSpearman float64 `json:"heldout_spearman,omitempty"`
+	// HeldoutMSE is the unweighted mean of (R̂ − R)² on held-out trajectories.
+	HeldoutMSE float64 `json:"heldout_mse,omitempty"`
+}
+
+// Model is the PRM: a frozen featurizer and a two-layer MLP head,
+// r̂_t = tanh(w2·tanh(W1 h_t + b1) + b2). A Model is immutable once built
+// and safe for concurrent scoring.
+type Model struct {
+	// Version is the model's version; Train sets it (a warm start counts up).
+	Version int64
+	// Info describes training and held-out quality.
+	Info ModelInfo
+
+	feat   Featurizer
+	dim    int
+	hidden int
+	// params holds W1 (hidden×dim, row-major), b1 (hidden), w2 (hidden), b2.
+	params []float64
+}
+
+// New builds a model with freshly initialised weights over the featurizer.
+func New(feat Featurizer, cfg ModelConfig) (*Model, error) {
+	if feat == nil {
+		return nil, &ConfigError{Field: "Featurizer", Reason: "nil"}
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := newZero(feat, cfg.Hidden)
+	m.initWeights(cfg.Seed)
+	return m, nil
+}
+
+// Random returns the untrained PRM of the default featurizer and shape, the
+// explicit control mode: its scores carry no information about outcomes.
+func Random(seed uint64) *Model {
+	m, err := New(DefaultFeaturizer(), ModelConfig{Seed: seed})
+	if err != nil {
+		panic(err) // the defaults are valid
+	}
+	return m
+}
+
+func newZero(feat Featurizer, hidden int) *Model {
+	dim := feat.Dim()
+	return &Model{feat: feat, dim: dim, hidden: hidden, params: make([]float64, hidden*dim+2*hidden+1)}
+}
+
+// initWeights draws W1 ~ N(0, 1) (features have unit norm, so hidden
+// pre-activations start near unit variance) and w2 ~ N(0, 1/hidden).
+func (m *Model) initWeights(seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x5052_4d5f_696e_6974))
+	w1, _, w2, _ := m.views()
+	for i := range w1 {
+		w1[i] = rng.NormFloat64()
+	}
+	s := 1 / math.Sqrt(float64(m.hidden))
+	for i := range w2 {
+		w2[i] = s * rng.NormFloat64()
+	}
+}
+
+// views slices params into the layers.
+func (m *Model) views() (w1, b1, w2 []float64, b2 *float64) {
+	hd := m.hidden * m.dim
+	p := m.params
+	return p[:hd], p[hd : hd+m.hidden], p[hd+m.hidden : hd+2*m.hidden], &p[len(p)-1]
+}
+
+// Featurizer returns the model's frozen featurizer.
+func (m *Model) Featurizer() Featurizer { return m.feat }
+
+// Hidden returns the hidden-layer width.
+func (m *Model) Hidden() int { return m.hidden }
+
+// NumParams returns the number of trainable parameters.
+func (m *Model) NumParams() int { return len(m.params) }
+
+// Clone returns a deep copy (the featurizer, being frozen, is shared).
+func (m *Model) Clone() *Model {
+	c := *m
+	c.params = append([]float64(nil), m.params...)
+	return &c
+}
+
+// ScoreOption is a per-call scoring knob.
+type ScoreOption func(*scoreOptions)
+
+type scoreOptions struct {
+	sigma float64
+	rng   *rand.Rand
+}
+
+// WithNoise adds independent Gaussian noise N(0, σ²) to every step score,
+// drawn from rng (the paper's robustness ablation). σ ≤ 0 or a nil rng adds
+// nothing. rng is not safe for concurrent use; give each goroutine its own.
+func WithNoise(sigma float64, rng *rand.Rand) ScoreOption {
+	return func(o *scoreOptions) { o.sigma, o.rng = sigma, rng }
+}
+
+// ScoreSteps returns r̂_t for every step of t, featurizing and evaluating
+// the steps as one batch.
+func (m *Model) ScoreSteps(t *schemas.Trajectory, opts ...ScoreOption) []float64 {
+	out := make([]float64, len(t.Steps))
+	x := make([]float32, len(t.Steps)*m.dim)
+	m.featurize(t, x)
+	m.forwardBatch(x, out)
+	applyNoise(out, opts)
+	return out
+}
+
+// Score returns R̂ = Σ_t r̂_t for t.
+func (m *Model) Score(t *schemas.Trajectory, opts ...ScoreOption) float64 {
+	var sum float64
+	for _, r := range m.ScoreSteps(t, opts...) {
+		sum += r
+	}
+	return sum
+}
+
+// ScoreBatch scores the steps of several trajectories in one batch;
+// result i holds r̂_t for trajectory i.
+func (m *Model) ScoreBatch(ts []*schemas.Trajectory, opts ...ScoreOption) [][]float64 {
+	n := 0
+	for _, t := range ts {
+		n += len(t.Steps)
+	}
+	x := make([]float32, n*m.dim)
+	flat := make([]float64, n)
+	out := make([][]float64, len(ts))
+	off := 0
+	for i, t := range ts {
+		m.featurize(t, x[off*m.dim:])
+		out[i] = flat[off : off+len(t.Steps) : off+len(t.Steps)]
+		off += len(t.Steps)
+	}
+	m.forwardBatch(x, flat)
+	applyNoise(flat, opts)
+	return out
+}
+
+func applyNoise(scores []float64, opts []ScoreOption) {
+	var o scoreOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.sigma <= 0 || o.rng == nil {
+		return
+	}
+	for i := range scores {
+		scores[i] += o.sigma * o.rng.NormFloat64()
+	}
+}
+
+// featurize writes the features of t's steps, one row each, into x.
+func (m *Model) featurize(t *schemas.Trajectory, x []float32) {
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		m.feat.Features(t.Instruction, s.Observation, s.Action, x[i*m.dim:(i+1)*m.dim])
+	}
+}
+
+// forwardBatch evaluates r̂ for each feature row of x into out.
+func (m *Model) forwardBatch(x []float32, out []float64) {
+	hid := make([]float64, m.hidden)
+	for i := range out {
+		out[i] = m.forward(x[i*m.dim:(i+1)*m.dim], hid)
+	}
+}
+
+// forward evaluates one row, leaving the hidden activations in hid.
+func (m *Model) forward(x []float32, hid []float64) float64 {
+	w1, b1, w2, b2 := m.views()
+	z := *b2
+	for j := range hid {
+		hid[j] = math.Tanh(b1[j] + dot(w1[j*m.dim:(j+1)*m.dim], x))
+		z += w2[j] * hid[j]
+	}
+	return math.Tanh(z)
+}
+
+// dot returns Σ w_i·x_i, unrolled by four.
+func dot(w []float64, x []float32) float64 {
+	x = x[:len(w)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		s0 += w[i] * float64(x[i])
+		s1 += w[i+1] * float64(x[i+1])
+		s2 += w[i+2] * float64(x[i+2])
+		s3 += w[i+3] * float64(x[i+3])
+	}
+	for ; i < len(w); i++ {
+		s0 += w[i] * float64(x[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// errNilModel is returned by helpers handed a nil model.
+var errNilModel = errors.New("prm: nil model")

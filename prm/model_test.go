@@ -1,0 +1,100 @@
+package prm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+func TestScoreStepsBatchMatchesSingle(t *testing.T) {
+	m := Random(3)
+	trajs, _ := decisiveSet(1, 5, 7)
+	batch := m.ScoreBatch(trajs)
+	for i, tr := range trajs {
+		single := m.ScoreSteps(tr)
+		if len(single) != len(tr.Steps) || len(batch[i]) != len(tr.Steps) {
+			t.Fatalf("trajectory %d: got %d and %d scores, want %d", i, len(single), len(batch[i]), len(tr.Steps))
+		}
+		var sum float64
+		for k := range single {
+			if single[k] != batch[i][k] {
+				t.Errorf("trajectory %d step %d: batch %v, single %v", i, k, batch[i][k], single[k])
+			}
+			if math.Abs(single[k]) >= 1 {
+				t.Errorf("score %v outside (−1, 1)", single[k])
+			}
+			sum += single[k]
+		}
+		if got := m.Score(tr); got != sum {
+			t.Errorf("Score: got %v, want Σ r̂_t = %v", got, sum)
+		}
+	}
+}
+
+func TestRandomControlIsDeterministicAndNotFlat(t *testing.T) {
+	trajs, _ := decisiveSet(2, 1, 20)
+	a, b, c := Random(1).ScoreSteps(trajs[0]), Random(1).ScoreSteps(trajs[0]), Random(2).ScoreSteps(trajs[0])
+	var spread float64
+	for k := range a {
+		if a[k] != b[k] {
+			t.Fatalf("same seed, step %d: got %v and %v", k, a[k], b[k])
+		}
+		spread = math.Max(spread, math.Abs(a[k]-a[0]))
+	}
+	if spread < 0.05 {
+		t.Errorf("random PRM is flat: largest step difference %v", spread)
+	}
+	if a[0] == c[0] && a[1] == c[1] {
+		t.Errorf("seeds 1 and 2 give the same scores")
+	}
+}
+
+func TestWithNoise(t *testing.T) {
+	m := Random(1)
+	trajs, _ := decisiveSet(3, 1, 2000)
+	clean := m.ScoreSteps(trajs[0])
+	tests := []struct {
+		name  string
+		sigma float64
+		rng   *rand.Rand
+	}{
+		{"off", 0, newTestRand(1)},
+		{"nil source", 0.3, nil},
+		{"sigma 0.1", 0.1, newTestRand(1)},
+		{"sigma 0.3", 0.3, newTestRand(2)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			noisy := m.ScoreSteps(trajs[0], WithNoise(tt.sigma, tt.rng))
+			var ss float64
+			for k := range noisy {
+				d := noisy[k] - clean[k]
+				ss += d * d
+			}
+			want := tt.sigma
+			if tt.rng == nil {
+				want = 0
+			}
+			if got := math.Sqrt(ss / float64(len(noisy))); math.Abs(got-want) > 0.1*want+1e-12 {
+				t.Errorf("noise sd: got %.4f, want %.4f", got, want)
+			}
+		})
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	if _, err := New(nil, ModelConfig{}); err == nil {
+		t.Error("nil featurizer: got no error")
+	}
+	if _, err := New(DefaultFeaturizer(), ModelConfig{Hidden: -3}); err == nil {
+		t.Error("negative hidden width: got no error")
+	}
+}
+
+func TestScoreEmptyTrajectory(t *testing.T) {
+	if got := Random(1).ScoreSteps(&schemas.Trajectory{}); len(got) != 0 {
+		t.Errorf("got %d scores, want 0", len(got))
+	}
+}

@@ -1,0 +1,125 @@
+package prm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Weighting says how trajectories are weighted in the training loss.
+type Weighting string
+
+const (
+	// WeightBalanced gives successes and failures equal total weight, so a
+	// handful of successes among many failures still shape the model (the
+	// zero value selects it).
+	WeightBalanced Weighting = "balanced"
+	// WeightNone weights every trajectory equally: plain eq. 7.
+	WeightNone Weighting = "none"
+)
+
+// TrainConfig configures Train. Copy it, set what you need; zero fields take
+// the documented defaults.
+type TrainConfig struct {
+	// Featurizer for a fresh model. Default DefaultFeaturizer(). Ignored on
+	// a warm start, which keeps the previous model's featurizer.
+	Featurizer Featurizer
+	// Model shapes a fresh model (hidden width, init seed). Ignored on a
+	// warm start.
+	Model ModelConfig
+	// WarmStart, if set, is the model to continue from (it is not
+	// modified): the per-cycle refresh.
+	WarmStart *Model
+	// Version is the result's version. Default WarmStart.Version+1, or 1.
+	Version int64
+	// LearningRate is Adam's step size. Default 3e-3.
+	LearningRate float64
+	// BatchSize is the number of trajectories per Adam step. Default 32.
+	BatchSize int
+	// MaxEpochs bounds training. Default 200.
+	MaxEpochs int
+	// Patience is how many epochs without a held-out improvement end
+	// training (early stopping); the best epoch's weights are kept.
+	// Default 10.
+	Patience int
+	// HoldoutFraction of the trajectories (stratified by success) is held
+	// out for early stopping and the report. Default 0.2; at most 0.5.
+	HoldoutFraction float64
+	// Weighting of the loss. Default WeightBalanced.
+	Weighting Weighting
+	// WeightDecay is a decoupled L2 shrinkage of the weights per step
+	// (AdamW). Default 0 (none).
+	WeightDecay float64
+	// Seed fixes the split, the shuffling and a fresh model's init.
+	Seed uint64
+}
+
+func (c TrainConfig) withDefaults() TrainConfig {
+	if c.Featurizer == nil && c.WarmStart == nil {
+		c.Featurizer = DefaultFeaturizer()
+	}
+	if c.Version == 0 {
+		c.Version = 1
+		if c.WarmStart != nil {
+			c.Version = c.WarmStart.Version + 1
+		}
+	}
+	if c.LearningRate == 0 {
+		c.LearningRate = 3e-3
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 32
+	}
+	if c.MaxEpochs == 0 {
+		c.MaxEpochs = 200
+	}
+	if c.Patience == 0 {
+		c.Patience = 10
+	}
+	if c.HoldoutFraction == 0 {
+		c.HoldoutFraction = 0.2
+	}
+	if c.Weighting == "" {
+		c.Weighting = WeightBalanced
+	}
+	return c
+}
+
+// Validate reports every problem with the (defaulted) configuration; each
+// is a *ConfigError.
+func (c TrainConfig) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)})
+	}
+	if c.Version < 0 {
+		bad("Version", "%d is negative", c.Version)
+	}
+	if !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0) {
+		bad("LearningRate", "%v must be positive and finite", c.LearningRate)
+	}
+	if c.BatchSize < 1 {
+		bad("BatchSize", "%d must be at least 1", c.BatchSize)
+	}
+	if c.MaxEpochs < 1 {
+		bad("MaxEpochs", "%d must be at least 1", c.MaxEpochs)
+	}
+	if c.Patience < 1 {
+		bad("Patience", "%d must be at least 1", c.Patience)
+	}
+	if !(c.HoldoutFraction > 0 && c.HoldoutFraction <= 0.5) {
+		bad("HoldoutFraction", "%v not in (0, 0.5]", c.HoldoutFraction)
+	}
+	if c.Weighting != WeightBalanced && c.Weighting != WeightNone {
+		bad("Weighting", "%q is neither %q nor %q", c.Weighting, WeightBalanced, WeightNone)
+	}
+	if c.WeightDecay < 0 || c.WeightDecay >= 1 || math.IsNaN(c.WeightDecay) {
+		bad("WeightDecay", "%v not in [0, 1)", c.WeightDecay)
+	}
+	if c.WarmStart == nil {
+		if err := c.Model.withDefaults().Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,190 @@
+package prm
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// TestTrainFindsDecisiveStep is the acceptance test: when the
+// outcome is decided by one particular step, the trained PRM gives that step
+// clearly the largest reward.
+func TestTrainFindsDecisiveStep(t *testing.T) {
+	trajs, _ := decisiveSet(1, 400, 8)
+	m, rep, err := Train(context.Background(), trajs, TrainConfig{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report: %+v", rep)
+	test, decisive := decisiveSet(2, 200, 8)
+	var argmaxHits, successes int
+	var minMargin = math.Inf(1)
+	for i, tr := range test {
+		if !tr.Success {
+			continue
+		}
+		successes++
+		r := m.ScoreSteps(tr)
+		best, other := decisive[i], math.Inf(-1)
+		for k, v := range r {
+			if k != best {
+				other = math.Max(other, v)
+			}
+		}
+		if r[best] > other {
+			argmaxHits++
+		}
+		minMargin = math.Min(minMargin, r[best]-other)
+	}
+	if argmaxHits != successes {
+		t.Errorf("decisive step has the largest reward in %d of %d successes, want all", argmaxHits, successes)
+	}
+	if minMargin < 0.3 {
+		t.Errorf("smallest margin of the decisive step over the next step: got %.3f, want ≥ 0.3", minMargin)
+	}
+	if rep.HeldoutEval.AUC < 0.95 {
+		t.Errorf("held-out AUC: got %.3f, want ≥ 0.95", rep.HeldoutEval.AUC)
+	}
+	if !m.ShapingEnabled(0.7) {
+		t.Errorf("ShapingEnabled(0.7) = false for a model with AUC %.3f", m.Info.HeldoutAUC)
+	}
+}
+
+// TestBalancedWeightingLearnsRareSuccesses reproduces the prototype's
+// failure: with 5% successes, the plain MSE is dominated by failures, while
+// balanced weighting must still rank successes above failures.
+func TestBalancedWeightingLearnsRareSuccesses(t *testing.T) {
+	all, _ := decisiveSet(3, 1200, 6)
+	var trajs []*schemas.Trajectory
+	nSucc := 0
+	for _, tr := range all {
+		if tr.Success {
+			if nSucc >= 30 {
+				continue
+			}
+			nSucc++
+		}
+		trajs = append(trajs, tr)
+	}
+	m, rep, err := Train(context.Background(), trajs, TrainConfig{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SuccessWeight <= rep.FailureWeight {
+		t.Errorf("success weight %.2f not above failure weight %.2f", rep.SuccessWeight, rep.FailureWeight)
+	}
+	test, _ := decisiveSet(4, 200, 6)
+	ev := Evaluate(m, test)
+	if ev.MeanScoreSuccess < 0.5 {
+		t.Errorf("mean R̂ of successes: got %.3f, want ≥ 0.5 (the prototype's unweighted PRM scored them ~0.03)", ev.MeanScoreSuccess)
+	}
+	if ev.AUC < 0.95 {
+		t.Errorf("AUC on fresh trajectories: got %.3f, want ≥ 0.95", ev.AUC)
+	}
+}
+
+func TestTrainWarmStart(t *testing.T) {
+	trajs, _ := decisiveSet(5, 100, 5)
+	first, _, err := Train(context.Background(), trajs, TrainConfig{Seed: 1, MaxEpochs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := append([]float64(nil), first.params...)
+	second, rep, err := Train(context.Background(), trajs, TrainConfig{Seed: 2, WarmStart: first, MaxEpochs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Version != first.Version+1 || rep.FromVersion != first.Version || !rep.WarmStart {
+		t.Errorf("versions: got %d from %d (warm %v), want %d from %d", second.Version, rep.FromVersion, rep.WarmStart, first.Version+1, first.Version)
+	}
+	for i := range before {
+		if first.params[i] != before[i] {
+			t.Fatalf("warm start modified the previous model's parameter %d", i)
+		}
+	}
+	if second.Featurizer() != first.Featurizer() {
+		t.Errorf("warm start changed the featurizer")
+	}
+}
+
+func TestTrainErrors(t *testing.T) {
+	trajs, _ := decisiveSet(6, 10, 3)
+	nan := *trajs[0]
+	nan.OutcomeReward = math.NaN()
+	tests := []struct {
+		name  string
+		trajs []*schemas.Trajectory
+		cfg   TrainConfig
+		want  error
+	}{
+		{"too few", trajs[:4], TrainConfig{}, ErrTooFewTrajectories},
+		{"nil trajectory", append(append([]*schemas.Trajectory{}, trajs...), nil), TrainConfig{}, ErrInvalidTrajectory},
+		{"NaN outcome", append(append([]*schemas.Trajectory{}, trajs...), &nan), TrainConfig{}, ErrInvalidTrajectory},
+		{"bad holdout", trajs, TrainConfig{HoldoutFraction: 0.9}, ErrInvalidConfig},
+		{"bad weighting", trajs, TrainConfig{Weighting: "equalish"}, ErrInvalidConfig},
+		{"negative lr", trajs, TrainConfig{LearningRate: -1}, ErrInvalidConfig},
+		{"huge hidden", trajs, TrainConfig{Model: ModelConfig{Hidden: MaxHidden + 1}}, ErrInvalidConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Train(context.Background(), tt.trajs, tt.cfg)
+			if !errors.Is(err, tt.want) {
+				t.Errorf("got %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestTrainConfigValidateReportsEveryProblem(t *testing.T) {
+	cfg := TrainConfig{LearningRate: -1, BatchSize: -1, Patience: -2, Weighting: "x"}.withDefaults()
+	err := cfg.Validate()
+	var n int
+	for _, field := range []string{"LearningRate", "BatchSize", "Patience", "Weighting"} {
+		var ce *ConfigError
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			if errors.As(e, &ce) && ce.Field == field {
+				n++
+			}
+		}
+	}
+	if n != 4 {
+		t.Errorf("Validate reported %d of the 4 bad fields: %v", n, err)
+	}
+}
+
+func TestTrainHonoursContext(t *testing.T) {
+	trajs, _ := decisiveSet(7, 50, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Train(ctx, trajs, TrainConfig{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestStratifiedSplitKeepsBothClasses(t *testing.T) {
+	success := make([]bool, 100)
+	for i := range 7 {
+		success[i*13] = true
+	}
+	train, held := stratifiedSplit(success, 0.2, newTestRand(1))
+	if len(train)+len(held) != 100 {
+		t.Fatalf("split sizes %d + %d, want 100", len(train), len(held))
+	}
+	count := func(idx []int) (n int) {
+		for _, i := range idx {
+			if success[i] {
+				n++
+			}
+		}
+		return n
+	}
+	if got := count(held); got != 1 {
+		t.Errorf("held-out successes: got %d, want 1 (round(0.2·7))", got)
+	}
+	if got := count(train); got != 6 {
+		t.Errorf("train successes: got %d, want 6", got)
+	}
+}

@@ -1,0 +1,231 @@
+package prm
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// trainer holds the state of one Train call.
+type trainer struct {
+	m                 *Model
+	ds                *dataset
+	cfg               TrainConfig
+	trainIdx, heldIdx []int
+	weight            []float64 // per trajectory, train and held-out weighted per split
+	opt               *adam
+	grad              []float64
+
+	// Minibatch scratch: each distinct row of a batch gets a slot.
+	slotOf    []int32 // row → slot, -1 when unused
+	slotRows  []int32
+	slotR     []float64
+	slotHid   []float64
+	slotGrad  []float64
+	bestParam []float64
+	bestLoss  float64
+	epochs    int
+	bestEpoch int
+}
+
+func newTrainer(m *Model, ds *dataset, cfg TrainConfig, trainIdx, heldIdx []int) *trainer {
+	t := &trainer{m: m, ds: ds, cfg: cfg, trainIdx: trainIdx, heldIdx: heldIdx,
+		weight: make([]float64, len(ds.outcome)), opt: newAdam(len(m.params), cfg.LearningRate, cfg.WeightDecay),
+		grad: make([]float64, len(m.params)), slotOf: make([]int32, ds.numRows()), bestLoss: math.Inf(1)}
+	for i := range t.slotOf {
+		t.slotOf[i] = -1
+	}
+	for _, idx := range [][]int{trainIdx, heldIdx} {
+		ws, wf := classWeights(ds.success, idx, cfg.Weighting)
+		for _, i := range idx {
+			t.weight[i] = wf
+			if ds.success[i] {
+				t.weight[i] = ws
+			}
+		}
+	}
+	return t
+}
+
+// fit runs epochs of minibatch Adam until MaxEpochs or Patience epochs
+// without a held-out improvement, then restores the best weights.
+func (t *trainer) fit(ctx context.Context, rng *rand.Rand) error {
+	order := append([]int(nil), t.trainIdx...)
+	for epoch := 1; epoch <= t.cfg.MaxEpochs; epoch++ {
+		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		for lo := 0; lo < len(order); lo += t.cfg.BatchSize {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			t.step(order[lo:min(lo+t.cfg.BatchSize, len(order))])
+		}
+		t.epochs = epoch
+		loss := t.weightedLoss(t.heldIdx)
+		if loss < t.bestLoss {
+			t.bestLoss, t.bestEpoch = loss, epoch
+			t.bestParam = append(t.bestParam[:0], t.m.params...)
+		} else if epoch-t.bestEpoch >= t.cfg.Patience {
+			break
+		}
+	}
+	copy(t.m.params, t.bestParam)
+	return nil
+}
+
+// step takes one Adam step on the weighted MSE of the batch.
+func (t *trainer) step(batch []int) {
+	t.forwardSlots(batch)
+	var wsum float64
+	for _, i := range batch {
+		wsum += t.weight[i]
+	}
+	clear(t.slotGrad)
+	for _, i := range batch {
+		var rhat float64
+		for _, r := range t.ds.steps[i] {
+			rhat += t.slotR[t.slotOf[r]]
+		}
+		c := 2 * t.weight[i] * (rhat - t.ds.outcome[i]) / wsum
+		for _, r := range t.ds.steps[i] {
+			t.slotGrad[t.slotOf[r]] += c
+		}
+	}
+	clear(t.grad)
+	for s, r := range t.slotRows {
+		t.backward(t.ds.row(r), t.slotHid[s*t.m.hidden:(s+1)*t.m.hidden], t.slotR[s], t.slotGrad[s])
+	}
+	t.opt.step(t.m.params, t.grad)
+	t.releaseSlots()
+}
+
+// forwardSlots gives every distinct row of the batch a slot and evaluates it.
+func (t *trainer) forwardSlots(batch []int) {
+	h := t.m.hidden
+	for _, i := range batch {
+		for _, r := range t.ds.steps[i] {
+			if t.slotOf[r] < 0 {
+				t.slotOf[r] = int32(len(t.slotRows))
+				t.slotRows = append(t.slotRows, r)
+			}
+		}
+	}
+	n := len(t.slotRows)
+	t.slotR = grow(t.slotR, n)
+	t.slotHid = grow(t.slotHid, n*h)
+	t.slotGrad = grow(t.slotGrad, n)
+	for s, r := range t.slotRows {
+		t.slotR[s] = t.m.forward(t.ds.row(r), t.slotHid[s*h:(s+1)*h])
+	}
+}
+
+func (t *trainer) releaseSlots() {
+	for _, r := range t.slotRows {
+		t.slotOf[r] = -1
+	}
+	t.slotRows = t.slotRows[:0]
+}
+
+// backward accumulates into t.grad the gradient of g·r̂ for one row, where
+// g = ∂L/∂r̂ and hid, r its forward activations.
+func (t *trainer) backward(x []float32, hid []float64, r, g float64) {
+	gw1, gb1, gw2, gb2 := t.gradViews()
+	_, _, w2, _ := t.m.views()
+	dz := g * (1 - r*r)
+	*gb2 += dz
+	dim := t.m.dim
+	for j, hj := range hid {
+		gw2[j] += dz * hj
+		da := dz * w2[j] * (1 - hj*hj)
+		gb1[j] += da
+		row := gw1[j*dim : (j+1)*dim]
+		for k, xk := range x[:dim] {
+			row[k] += da * float64(xk)
+		}
+	}
+}
+
+func (t *trainer) gradViews() (w1, b1, w2 []float64, b2 *float64) {
+	hd := t.m.hidden * t.m.dim
+	g := t.grad
+	return g[:hd], g[hd : hd+t.m.hidden], g[hd+t.m.hidden : hd+2*t.m.hidden], &g[len(g)-1]
+}
+
+// trajectoryScores returns R̂ for the trajectories idx, evaluating each
+// distinct row once.
+func (t *trainer) trajectoryScores(idx []int) []float64 {
+	t.forwardSlots(idx)
+	out := make([]float64, len(idx))
+	for k, i := range idx {
+		for _, r := range t.ds.steps[i] {
+			out[k] += t.slotR[t.slotOf[r]]
+		}
+	}
+	t.releaseSlots()
+	return out
+}
+
+// weightedLoss is the class-weighted mean of (R̂ − R)² over idx.
+func (t *trainer) weightedLoss(idx []int) float64 {
+	scores := t.trajectoryScores(idx)
+	var loss, wsum float64
+	for k, i := range idx {
+		d := scores[k] - t.ds.outcome[i]
+		loss += t.weight[i] * d * d
+		wsum += t.weight[i]
+	}
+	return loss / wsum
+}
+
+// report summarises the fitted (best) model.
+func (t *trainer) report(trajs []*schemas.Trajectory, cfg TrainConfig) TrainReport {
+	rep := TrainReport{
+		Version: t.m.Version, WarmStart: cfg.WarmStart != nil,
+		Trajectories: len(trajs), UniqueSteps: t.ds.numRows(),
+		Train: len(t.trainIdx), Heldout: len(t.heldIdx), Weighting: cfg.Weighting,
+		Epochs: t.epochs, BestEpoch: t.bestEpoch, HeldoutWeightedMSE: t.bestLoss,
+	}
+	if cfg.WarmStart != nil {
+		rep.FromVersion = cfg.WarmStart.Version
+	}
+	for i, tr := range trajs {
+		rep.Steps += len(tr.Steps)
+		if t.ds.success[i] {
+			rep.Successes++
+		}
+	}
+	rep.SuccessWeight, rep.FailureWeight = classWeights(t.ds.success, t.trainIdx, cfg.Weighting)
+	rep.TrainMSE = MSE(t.trajectoryScores(t.trainIdx), t.pick(t.ds.outcome, t.trainIdx))
+	held := t.pick(t.ds.outcome, t.heldIdx)
+	heldSuccess := make([]bool, len(t.heldIdx))
+	for k, i := range t.heldIdx {
+		heldSuccess[k] = t.ds.success[i]
+	}
+	rep.HeldoutEval = evaluation(t.trajectoryScores(t.heldIdx), held, heldSuccess)
+	mean := 0.0
+	for _, i := range t.trainIdx {
+		mean += t.ds.outcome[i] / float64(len(t.trainIdx))
+	}
+	base := make([]float64, len(held))
+	for k := range base {
+		base[k] = mean
+	}
+	rep.BaselineMSE = MSE(base, held)
+	return rep
+}
+
+func (t *trainer) pick(v []float64, idx []int) []float64 {
+	out := make([]float64, len(idx))
+	for k, i := range idx {
+		out[k] = v[i]
+	}
+	return out
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n, 2*n)
+	}
+	return s[:n]
+}
