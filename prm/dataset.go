@@ -20,7 +20,7 @@ type dataset struct {
 	success []bool
 }
 
-func (d *dataset) numRows() int     { return len(d.rows) / d.dim }
+func (d *dataset) numRows() int { return len(d.rows) / d.dim }
 func (d *dataset) row(r int32) []float32 {
 	return d.rows[int(r)*d.dim : (int(r)+1)*d.dim]
 }

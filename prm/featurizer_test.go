@@ -39,8 +39,8 @@ func TestHashProjectionProperties(t *testing.T) {
 	const obs = "You arrive at countertop 1. On the countertop 1, you see a apple 1 and a knife 2."
 	base := features(f, instr, obs, "take apple 1 from countertop 1")
 	tests := []struct {
-		name          string
-		got           []float32
+		name           string
+		got            []float32
 		minCos, maxCos float64
 	}{
 		{"same input is identical", features(f, instr, obs, "take apple 1 from countertop 1"), 1 - 1e-6, 1 + 1e-6},

@@ -121,7 +121,7 @@ func TestDecodeSnapshotErrors(t *testing.T) {
 
 type plainFeaturizer struct{}
 
-func (plainFeaturizer) Dim() int                                 { return 4 }
+func (plainFeaturizer) Dim() int                               { return 4 }
 func (plainFeaturizer) Features(_, _, _ string, dst []float32) { clear(dst) }
 
 func TestEncodeSnapshotNeedsSpec(t *testing.T) {
