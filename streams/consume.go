@@ -132,41 +132,51 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, h 
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	cfg = cfg.withDefaults()
-	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, cfg.jetstreamConfig())
+	w := &worker{js: js, cfg: cfg.withDefaults(), one: h}
+	return w.run(ctx, func(hctx context.Context, batch jetstream.MessageBatch) {
+		for msg := range batch.Messages() {
+			w.handle(hctx, msg)
+		}
+	})
+}
+
+// worker holds what the fetch loop and the settling of messages share.
+type worker struct {
+	js  jetstream.JetStream
+	cfg ConsumerConfig // with defaults
+	one Handler        // per-message handler; nil for ConsumeBatch
+}
+
+// batchFunc handles every message of one fetch. hctx stays live until the
+// drain deadline after the caller's ctx ends.
+type batchFunc func(hctx context.Context, batch jetstream.MessageBatch)
+
+// run creates the consumer and fetches batches into handle until ctx ends.
+func (w *worker) run(ctx context.Context, handle batchFunc) error {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.Stream, w.cfg.jetstreamConfig())
 	if err != nil {
-		return fmt.Errorf("streams: consumer %s on %s: %w", cfg.Durable, cfg.Stream, err)
+		return fmt.Errorf("streams: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Stream, err)
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(cfg.DrainTimeout, cancel) })
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(w.cfg.DrainTimeout, cancel) })
 	defer stop()
-	w := &worker{js: js, cfg: cfg, h: h}
 	for ctx.Err() == nil {
-		if err := w.pull(ctx, hctx, cons); err != nil {
+		if err := w.pull(ctx, hctx, cons, handle); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// worker handles the messages of one Consume call.
-type worker struct {
-	js  jetstream.JetStream
-	cfg ConsumerConfig
-	h   Handler
-}
-
 // pull fetches one batch and handles it. It returns an error only when
 // consuming cannot continue.
-func (w *worker) pull(ctx, hctx context.Context, cons jetstream.Consumer) error {
+func (w *worker) pull(ctx, hctx context.Context, cons jetstream.Consumer, handle batchFunc) error {
 	fctx, cancel := context.WithTimeout(ctx, w.cfg.MaxWait)
 	defer cancel()
 	batch, err := cons.Fetch(w.cfg.Batch, jetstream.FetchContext(fctx))
 	if err == nil {
-		for msg := range batch.Messages() {
-			w.handle(hctx, msg)
-		}
+		handle(hctx, batch)
 		err = batch.Error()
 	}
 	if err == nil || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
@@ -222,7 +232,7 @@ func (w *worker) call(ctx context.Context, msg jetstream.Msg) (err error) {
 			err = fmt.Errorf("streams: handler panicked: %v", r)
 		}
 	}()
-	return w.h(ctx, msg)
+	return w.one(ctx, msg)
 }
 
 func (w *worker) deadLetter(ctx context.Context, log *slog.Logger, msg jetstream.Msg, reason string) {

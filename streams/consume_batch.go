@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -28,53 +27,20 @@ func ConsumeBatch(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfi
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	cfg = cfg.withDefaults()
-	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, cfg.jetstreamConfig())
-	if err != nil {
-		return fmt.Errorf("streams: consumer %s on %s: %w", cfg.Durable, cfg.Stream, err)
-	}
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(cfg.DrainTimeout, cancel) })
-	defer stop()
-	w := &batchWorker{worker: worker{js: js, cfg: cfg}, h: h}
-	for ctx.Err() == nil {
-		if err := w.pull(ctx, hctx, cons); err != nil {
-			return err
+	w := &batchWorker{worker: worker{js: js, cfg: cfg.withDefaults()}, h: h}
+	return w.run(ctx, func(hctx context.Context, batch jetstream.MessageBatch) {
+		var msgs []jetstream.Msg
+		for msg := range batch.Messages() {
+			msgs = append(msgs, msg)
 		}
-	}
-	return nil
+		w.handle(hctx, msgs)
+	})
 }
 
 // batchWorker handles the batches of one ConsumeBatch call.
 type batchWorker struct {
 	worker
 	h BatchHandler
-}
-
-// pull fetches one batch and handles it; errors as worker.pull.
-func (w *batchWorker) pull(ctx, hctx context.Context, cons jetstream.Consumer) error {
-	fctx, cancel := context.WithTimeout(ctx, w.cfg.MaxWait)
-	defer cancel()
-	batch, err := cons.Fetch(w.cfg.Batch, jetstream.FetchContext(fctx))
-	if err == nil {
-		var msgs []jetstream.Msg
-		for msg := range batch.Messages() {
-			msgs = append(msgs, msg)
-		}
-		w.handle(hctx, msgs)
-		err = batch.Error()
-	}
-	if err == nil || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-		return nil
-	}
-	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
-		errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return fmt.Errorf("streams: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Stream, err)
-	}
-	w.cfg.Logger.Warn("streams: fetch failed, retrying", "consumer", w.cfg.Durable, "err", err)
-	sleep(ctx, w.cfg.MaxWait)
-	return nil
 }
 
 // handle dead-letters over-delivered messages, runs the handler on the rest
