@@ -1,0 +1,23 @@
+// Package policy is rspo's trainable agent: a compact neural policy that reads
+// text and chooses among the admissible actions of a turn, in the manner of
+// DRRN-style text-game agents.
+//
+// A State (instruction, observation, earlier turns, admissible actions) is
+// turned into hashed sparse features: words and bigrams of the instruction,
+// the observation and the recent actions on the state side; words, bigrams,
+// instruction×action word crossings and the previous verb×action crossings on
+// the action side; and a few environment-agnostic match flags computed from
+// the text (the action names a goal word, its target was already visited, it
+// repeats the previous action, ...). The features feed learned embeddings and
+// a small MLP that scores each action; a softmax with temperature over the
+// admissible set gives the distribution. A value head on the state features
+// serves as PPO's critic. A fresh policy is exactly uniform.
+//
+// Gradients are computed by hand-written backprop (checked against finite
+// differences in the tests) and applied with Adam and gradient-norm clipping.
+// A policy is cheap to Clone and has a versioned, checksummed binary snapshot
+// format. Everything is deterministic given the seeds.
+//
+// The package knows nothing about NATS; Rollout runs one episode of an
+// envs.Env in process and returns a schemas.Trajectory.
+package policy

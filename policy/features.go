@@ -1,0 +1,263 @@
+package policy
+
+import (
+	"math"
+	"slices"
+)
+
+// NumFlags is the number of match flags computed for every action.
+const NumFlags = 10
+
+// The match flags, in order. All are in [0, 1] except flagRepeatCount.
+const (
+	flagGoalFrac     = iota // fraction of the action's content words that are goal words
+	flagAnyGoal             // the action names a goal word
+	flagVerbInGoal          // the action's verb is a goal word ("heat" in "heat some egg ...")
+	flagGoalEntity          // the action's object is the goal object ("apple 1" for an apple goal)
+	flagVisited             // the action names an entity an earlier action named
+	flagInObs               // the action names an entity in the current observation
+	flagSeenWithGoal        // the action names an entity seen next to a goal word
+	flagRepeatPrev          // the action repeats the previous action
+	flagRepeatCount         // log(1 + times the action was taken before)
+	flagSameVerb            // the action's verb is the previous action's verb
+)
+
+// Feature namespaces: every hashed feature is salted with its kind.
+const (
+	nsBias uint64 = iota + 0x7f3a
+	nsInstr
+	nsObs
+	nsObsBigram
+	nsHist
+	nsLastAct
+	nsLastVerb
+	nsStep
+	nsVerb
+	nsAct
+	nsActBigram
+	nsCross
+	nsPrevCross
+)
+
+// maxStepFeature caps the step-count feature.
+const maxStepFeature = 100
+
+// Features is the sparse form of one State, computed once and reused by
+// every forward pass over it.
+type Features struct {
+	state  []int32   // unique bucket ids of the state-side features
+	actOff []int32   // action a's ids are actIDs[actOff[a]:actOff[a+1]]
+	actIDs []int32   // bucket ids of the action-side features
+	flags  []float64 // NumActions × NumFlags match flags
+}
+
+// NumActions is the number of admissible actions the features describe.
+func (f *Features) NumActions() int { return len(f.actOff) - 1 }
+
+// Flags returns action a's match flags (shared; do not modify).
+func (f *Features) Flags(a int) []float64 { return f.flags[a*NumFlags : (a+1)*NumFlags] }
+
+// Featurizer turns states into Features. It keeps scratch buffers and an
+// episode memory, so it is not safe for concurrent use; make one per
+// goroutine with Policy.NewFeaturizer.
+type Featurizer struct {
+	buckets uint64
+	history int
+	mem     *memory
+	instr     []token
+	instrText string
+	obs     []token
+	act     []token
+	hist    []token
+	obsEnts []entity
+	actEnts []entity
+	goalObs []uint64
+}
+
+// NewFeaturizer returns a featurizer for p's configuration.
+func (p *Policy) NewFeaturizer() *Featurizer {
+	return &Featurizer{buckets: uint64(p.cfg.Buckets), history: p.cfg.History, mem: newMemory()}
+}
+
+// Features computes the features of one state from scratch (reading its
+// whole history). It returns ErrNoActions for an empty admissible list.
+func (z *Featurizer) Features(s *State) (*Features, error) {
+	z.instr = tokenize(s.Instruction, z.instr[:0])
+	z.instrText = s.Instruction
+	z.mem.reset(z.instr)
+	for _, t := range s.History {
+		z.mem.addTurn(t)
+	}
+	return z.current(s)
+}
+
+// Next computes the features of s incrementally: s must be the state
+// that follows the one last given to Features or Next, with one more turn
+// of History. Rollouts use it to read each turn once; when s does not
+// extend the previous state by exactly one turn it falls back to Features.
+func (z *Featurizer) Next(s *State) (*Features, error) {
+	if len(s.History) != z.mem.turns+1 || s.Instruction != z.instrText {
+		return z.Features(s)
+	}
+	z.mem.addTurn(s.History[len(s.History)-1])
+	return z.current(s)
+}
+
+// Episode computes the features of the states of one episode in order, as
+// StatesFromTrajectory returns them: state k's History must be state k-1's
+// plus one turn. It reads each turn once.
+func (z *Featurizer) Episode(states []State) ([]*Features, error) {
+	out := make([]*Features, len(states))
+	for k := range states {
+		s := &states[k]
+		var err error
+		if k == 0 {
+			out[k], err = z.Features(s)
+		} else {
+			out[k], err = z.Next(s)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// current computes s's features given that z.mem holds s's history and
+// z.instr its instruction tokens.
+func (z *Featurizer) current(s *State) (*Features, error) {
+	n := len(s.Admissible)
+	if n == 0 {
+		return nil, ErrNoActions
+	}
+	f := &Features{actOff: make([]int32, 1, n+1), flags: make([]float64, n*NumFlags)}
+	z.obs = tokenize(s.Observation, z.obs[:0])
+	z.obsEnts = entities(z.obs, z.obsEnts[:0])
+	z.goalObs = z.goalObs[:0]
+	for _, e := range z.obsEnts {
+		if z.mem.sentenceHasGoal(z.obs, e.sent) {
+			z.goalObs = append(z.goalObs, e.h)
+		}
+	}
+	f.state = z.stateIDs(s)
+	for a, text := range s.Admissible {
+		z.act = tokenize(text, z.act[:0])
+		f.actIDs = z.actionIDs(f.actIDs)
+		f.actOff = append(f.actOff, int32(len(f.actIDs)))
+		z.actionFlags(f.flags[a*NumFlags : (a+1)*NumFlags])
+	}
+	return f, nil
+}
+
+func (z *Featurizer) id(ns, h uint64) int32 { return int32(mix(ns, h) % z.buckets) }
+
+// stateIDs lists the state-side features: bias, instruction words,
+// observation words and bigrams, recent action words, the last action, the
+// step count.
+func (z *Featurizer) stateIDs(s *State) []int32 {
+	ids := make([]int32, 0, 2*len(z.obs)+len(z.instr)+16)
+	ids = append(ids, z.id(nsBias, 0), z.id(nsStep, uint64(min(len(s.History), maxStepFeature))))
+	for _, t := range z.instr {
+		if t.content() {
+			ids = append(ids, z.id(nsInstr, t.h))
+		}
+	}
+	ids = z.appendWords(ids, nsObs, nsObsBigram, z.obs)
+	from := max(0, len(s.History)-z.history)
+	for i := from; i < len(s.History); i++ {
+		z.hist = tokenize(s.History[i].Action, z.hist[:0])
+		last := i == len(s.History)-1
+		for j, t := range z.hist {
+			if t.content() {
+				ids = append(ids, z.id(nsHist, t.h))
+			}
+			if last && j == 0 {
+				ids = append(ids, z.id(nsLastVerb, t.h))
+			}
+		}
+		if last {
+			ids = append(ids, z.id(nsLastAct, actionHash(z.hist)))
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// appendWords adds the content words of toks and the bigrams within a sentence.
+func (z *Featurizer) appendWords(ids []int32, nsWord, nsBigram uint64, toks []token) []int32 {
+	for i, t := range toks {
+		if t.content() {
+			ids = append(ids, z.id(nsWord, t.h))
+		}
+		if i > 0 && toks[i-1].sent == t.sent {
+			ids = append(ids, z.id(nsBigram, mix(toks[i-1].h, t.h)))
+		}
+	}
+	return ids
+}
+
+// actionIDs appends the action-side features of z.act: verb, words,
+// bigrams, instruction×action and previous-verb×action crossings.
+func (z *Featurizer) actionIDs(ids []int32) []int32 {
+	if len(z.act) > 0 {
+		ids = append(ids, z.id(nsVerb, z.act[0].h))
+	}
+	ids = z.appendWords(ids, nsAct, nsActBigram, z.act)
+	for _, t := range z.act {
+		if !t.content() {
+			continue
+		}
+		for _, g := range z.mem.goal {
+			ids = append(ids, z.id(nsCross, mix(g, t.h)))
+		}
+		if z.mem.turns > 0 {
+			ids = append(ids, z.id(nsPrevCross, mix(z.mem.prevVerb, t.h)))
+		}
+	}
+	return ids
+}
+
+// actionFlags fills the match flags of z.act.
+func (z *Featurizer) actionFlags(fl []float64) {
+	content, goal := 0, 0
+	for _, t := range z.act {
+		if t.content() {
+			content++
+			if z.mem.isGoal(t.h) {
+				goal++
+			}
+		}
+	}
+	if content > 0 {
+		fl[flagGoalFrac] = float64(goal) / float64(content)
+	}
+	fl[flagAnyGoal] = b2f(goal > 0)
+	fl[flagVerbInGoal] = b2f(len(z.act) > 0 && z.mem.isGoal(z.act[0].h))
+	z.actEnts = entities(z.act, z.actEnts[:0])
+	for _, e := range z.actEnts {
+		fl[flagGoalEntity] = max(fl[flagGoalEntity], b2f(z.mem.isGoal(e.word)))
+		fl[flagVisited] = max(fl[flagVisited], b2f(z.mem.visited[e.h]))
+		fl[flagInObs] = max(fl[flagInObs], b2f(hasEntity(z.obsEnts, e.h)))
+		fl[flagSeenWithGoal] = max(fl[flagSeenWithGoal], b2f(z.mem.seenGoal[e.h] || slices.Contains(z.goalObs, e.h)))
+	}
+	h := actionHash(z.act)
+	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && h == z.mem.prevAct)
+	fl[flagRepeatCount] = math.Log1p(float64(z.mem.taken[h]))
+	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(z.act) > 0 && z.act[0].h == z.mem.prevVerb)
+}
+
+func hasEntity(ents []entity, h uint64) bool {
+	for _, e := range ents {
+		if e.h == h {
+			return true
+		}
+	}
+	return false
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

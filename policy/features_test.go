@@ -1,0 +1,107 @@
+package policy
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestMatchFlags(t *testing.T) {
+	p := newTestPolicy(t, Config{})
+	s := testState()
+	s.History = append(s.History, Turn{Observation: "Nothing happens.", Action: "look"})
+	s.Admissible = append(s.Admissible, "look", "clean apple 1 with sinkbasin 1", "go to drawer 3")
+	f, err := p.NewFeaturizer().Features(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		action string
+		flag   int
+		want   float64
+	}{
+		{"take apple 1 from countertop 1", flagGoalEntity, 1},
+		{"take bread 2 from countertop 1", flagGoalEntity, 0},
+		{"take apple 1 from countertop 1", flagAnyGoal, 1},
+		{"take bread 2 from countertop 1", flagAnyGoal, 0},
+		{"go to fridge 1", flagGoalFrac, 0.5},
+		{"go to sinkbasin 1", flagVisited, 1},
+		{"go to fridge 1", flagVisited, 0},
+		{"take bread 2 from countertop 1", flagInObs, 1},
+		{"go to fridge 1", flagInObs, 0},
+		{"take knife 1 from countertop 1", flagSeenWithGoal, 1},
+		{"go to sinkbasin 1", flagSeenWithGoal, 1}, // listed beside "fridge 1" in the first observation
+		{"go to drawer 3", flagSeenWithGoal, 0},
+		{"look", flagRepeatPrev, 1},
+		{"inventory", flagRepeatPrev, 0},
+		{"look", flagSameVerb, 1},
+		{"clean apple 1 with sinkbasin 1", flagVerbInGoal, 1},
+		{"go to fridge 1", flagVerbInGoal, 0},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%d", tt.action, tt.flag), func(t *testing.T) {
+			a := indexOf(s.Admissible, tt.action)
+			if got := f.Flags(a)[tt.flag]; got != tt.want {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	panic("missing " + s)
+}
+
+// TestEpisodeMatchesFeatures checks that incremental featurisation of an
+// episode gives exactly what featurising each state from scratch gives.
+func TestEpisodeMatchesFeatures(t *testing.T) {
+	p := newTestPolicy(t, Config{History: 2})
+	full := testState()
+	turns := append(full.History, Turn{Observation: full.Observation, Action: "take apple 1 from countertop 1"})
+	var states []State
+	for k := range turns {
+		states = append(states, State{Instruction: full.Instruction, Observation: turns[k].Observation, History: turns[:k], Admissible: full.Admissible})
+	}
+	inc, err := p.NewFeaturizer().Episode(states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range states {
+		one, _ := p.NewFeaturizer().Features(&states[k])
+		if got, want := fmt.Sprint(*inc[k]), fmt.Sprint(*one); got != want {
+			t.Fatalf("state %d: incremental %s, want %s", k, got, want)
+		}
+	}
+}
+
+// TestFeaturesGolden pins the feature extraction: a change to it must bump
+// featureVersion (snapshots record it) and regenerate the golden file.
+func TestFeaturesGolden(t *testing.T) {
+	p := newTestPolicy(t, Config{Buckets: 4096})
+	f, err := p.NewFeaturizer().Features(testState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "feature version %d\nstate %v\n", featureVersion, f.state)
+	for a, text := range testState().Admissible {
+		fmt.Fprintf(&buf, "%q ids %v flags %.3f\n", text, f.actIDs[f.actOff[a]:f.actOff[a+1]], f.Flags(a))
+	}
+	path := filepath.Join("testdata", "features.golden")
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("features differ from %s (%v):\n%s\nif intended, bump featureVersion and run with -update", path, err, buf.String())
+	}
+}

@@ -1,0 +1,171 @@
+package policy
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Pass holds one forward pass over a state: the distribution, the value,
+// and the activations the backward pass needs. Reuse a Pass across calls to
+// avoid allocation; it is not safe for concurrent use.
+type Pass struct {
+	// LogProbs and Probs are the distribution over the admissible actions.
+	LogProbs []float64
+	Probs    []float64
+	// Value is the value head's estimate V(s).
+	Value float64
+
+	f    *Features
+	temp float64
+	xs   []float64 // D: state embedding
+	xa   []float64 // nA×D: action embeddings
+	z    []float64 // nA×In: MLP inputs
+	h    []float64 // nA×H: MLP hidden activations (after tanh)
+	vh   []float64 // H: value hidden activations (after tanh)
+	// scratch for the backward pass
+	dpre []float64 // nA×H
+	dz   []float64 // nA×In
+	dxs  []float64 // D
+	dvh  []float64 // H
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+func (ps *Pass) size(l *layout, nA int) {
+	ps.LogProbs = grow(ps.LogProbs, nA)
+	ps.Probs = grow(ps.Probs, nA)
+	ps.xs = grow(ps.xs, l.d)
+	ps.xa = grow(ps.xa, nA*l.d)
+	ps.z = grow(ps.z, nA*l.in)
+	ps.h = grow(ps.h, nA*l.h)
+	ps.vh = grow(ps.vh, l.h)
+}
+
+// Forward computes the distribution and value of the state f describes
+// into ps, keeping the activations for Backward.
+func (p *Policy) Forward(f *Features, ps *Pass) {
+	l := &p.lay
+	nA := f.NumActions()
+	ps.size(l, nA)
+	ps.f, ps.temp = f, p.cfg.Temperature
+	p.embed(f.state, ps.xs)
+	for a := range nA {
+		ids := f.actIDs[f.actOff[a]:f.actOff[a+1]]
+		xa := ps.xa[a*l.d : (a+1)*l.d]
+		p.embed(ids, xa)
+		z := ps.z[a*l.in : (a+1)*l.in]
+		copy(z, ps.xs)
+		copy(z[l.d:], xa)
+		for i := range l.d {
+			z[2*l.d+i] = ps.xs[i] * xa[i]
+		}
+		copy(z[3*l.d:], f.Flags(a))
+	}
+	p.hidden(nA, ps)
+	p.scores(f, ps)
+	logSoftmax(ps.LogProbs, ps.Probs)
+	ps.Value = p.value(f.state, ps)
+}
+
+// embed writes (1/√n)·Σ emb[id] into x.
+func (p *Policy) embed(ids []int32, x []float64) {
+	clear(x)
+	if len(ids) == 0 {
+		return
+	}
+	l := &p.lay
+	for _, id := range ids {
+		e := p.params[l.emb(id) : l.emb(id)+l.d]
+		for i, v := range e {
+			x[i] += v
+		}
+	}
+	s := 1 / math.Sqrt(float64(len(ids)))
+	for i := range x {
+		x[i] *= s
+	}
+}
+
+// hidden computes h = tanh(Z·W1ᵀ + b1) for all actions at once.
+func (p *Policy) hidden(nA int, ps *Pass) {
+	l := &p.lay
+	b1 := p.params[l.b1 : l.b1+l.h]
+	for a := range nA {
+		copy(ps.h[a*l.h:(a+1)*l.h], b1)
+	}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas64.General{Rows: nA, Cols: l.in, Data: ps.z, Stride: l.in},
+		blas64.General{Rows: l.h, Cols: l.in, Data: p.params[l.w1 : l.w1+l.h*l.in], Stride: l.in},
+		1, blas64.General{Rows: nA, Cols: l.h, Data: ps.h, Stride: l.h})
+	for i, v := range ps.h {
+		ps.h[i] = math.Tanh(v)
+	}
+}
+
+// scores writes each action's logit, score/T, into ps.LogProbs.
+func (p *Policy) scores(f *Features, ps *Pass) {
+	l := &p.lay
+	w2 := p.params[l.w2 : l.w2+l.h]
+	wf := p.params[l.wf : l.wf+NumFlags]
+	for a := range ps.LogProbs {
+		s := dot(w2, ps.h[a*l.h:(a+1)*l.h]) + dot(wf, f.Flags(a))
+		for _, id := range f.actIDs[f.actOff[a]:f.actOff[a+1]] {
+			s += p.params[l.lin(id)]
+		}
+		ps.LogProbs[a] = s / ps.temp
+	}
+}
+
+// value computes V(s) = wv·tanh(Wv·x_s + bv) + cv + mean(vlin[state ids]).
+func (p *Policy) value(state []int32, ps *Pass) float64 {
+	l := &p.lay
+	copy(ps.vh, p.params[l.bv:l.bv+l.h])
+	blas64.Gemv(blas.NoTrans, 1,
+		blas64.General{Rows: l.h, Cols: l.d, Data: p.params[l.wv : l.wv+l.h*l.d], Stride: l.d},
+		blas64.Vector{N: l.d, Data: ps.xs, Inc: 1}, 1, blas64.Vector{N: l.h, Data: ps.vh, Inc: 1})
+	for i, v := range ps.vh {
+		ps.vh[i] = math.Tanh(v)
+	}
+	v := dot(p.params[l.wv2:l.wv2+l.h], ps.vh) + p.params[l.cv]
+	if len(state) > 0 {
+		lin := 0.0
+		for _, id := range state {
+			lin += p.params[l.vlin(id)]
+		}
+		v += lin / float64(len(state))
+	}
+	return v
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+// logSoftmax turns the logits in lp into log-probabilities in place and
+// writes the probabilities into pr.
+func logSoftmax(lp, pr []float64) {
+	m := math.Inf(-1)
+	for _, v := range lp {
+		m = max(m, v)
+	}
+	sum := 0.0
+	for _, v := range lp {
+		sum += math.Exp(v - m)
+	}
+	lse := m + math.Log(sum)
+	for i, v := range lp {
+		lp[i] = v - lse
+		pr[i] = math.Exp(lp[i])
+	}
+}

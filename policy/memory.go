@@ -1,0 +1,91 @@
+package policy
+
+// memory is what the match flags need to know about the earlier turns of an
+// episode. It is built incrementally: one addTurn per turn.
+type memory struct {
+	goal     []uint64        // content-word hashes of the instruction
+	visited  map[uint64]bool // entities named by an earlier action
+	seenGoal map[uint64]bool // entities seen in an observation sentence that names a goal word
+	taken    map[uint64]int  // action hash → times taken
+	prevAct  uint64          // hash of the previous action's tokens (0 at the first turn)
+	prevVerb uint64          // hash of the previous action's first word
+	turns    int             // turns added so far
+	scratch  []token
+	ents     []entity
+}
+
+func newMemory() *memory {
+	return &memory{visited: map[uint64]bool{}, seenGoal: map[uint64]bool{}, taken: map[uint64]int{}}
+}
+
+// reset starts a new episode with the given instruction tokens.
+func (m *memory) reset(instr []token) {
+	clear(m.visited)
+	clear(m.seenGoal)
+	clear(m.taken)
+	m.goal = m.goal[:0]
+	for _, t := range instr {
+		if t.content() {
+			m.goal = append(m.goal, t.h)
+		}
+	}
+	m.prevAct, m.prevVerb, m.turns = 0, 0, 0
+}
+
+// isGoal reports whether the word hash h is a content word of the instruction.
+func (m *memory) isGoal(h uint64) bool {
+	for _, g := range m.goal {
+		if g == h {
+			return true
+		}
+	}
+	return false
+}
+
+// observe records the entities of an observation that share a sentence
+// with a goal word.
+func (m *memory) observe(obs []token) {
+	m.ents = entities(obs, m.ents[:0])
+	for _, e := range m.ents {
+		if m.sentenceHasGoal(obs, e.sent) {
+			m.seenGoal[e.h] = true
+		}
+	}
+}
+
+func (m *memory) sentenceHasGoal(toks []token, sent int32) bool {
+	for _, t := range toks {
+		if t.sent == sent && t.content() && m.isGoal(t.h) {
+			return true
+		}
+	}
+	return false
+}
+
+// addTurn records one finished turn.
+func (m *memory) addTurn(t Turn) {
+	m.scratch = tokenize(t.Observation, m.scratch[:0])
+	m.observe(m.scratch)
+	m.scratch = tokenize(t.Action, m.scratch[:0])
+	m.ents = entities(m.scratch, m.ents[:0])
+	for _, e := range m.ents {
+		m.visited[e.h] = true
+	}
+	h := actionHash(m.scratch)
+	m.taken[h]++
+	m.prevAct = h
+	m.prevVerb = 0
+	if len(m.scratch) > 0 {
+		m.prevVerb = m.scratch[0].h
+	}
+	m.turns++
+}
+
+// actionHash identifies an action by its tokens.
+func actionHash(toks []token) uint64 {
+	h := uint64(0x51ed270b7a9c3f1d)
+	for _, t := range toks {
+		h = mix(h, t.h)
+	}
+	return h
+}

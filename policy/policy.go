@@ -1,0 +1,94 @@
+package policy
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Policy is the trainable agent. Reading methods (Distribution, Sample,
+// Forward, Value) are safe for concurrent use; Adam.Step and SetVersion
+// mutate it and must not run concurrently with anything else.
+type Policy struct {
+	cfg     Config
+	lay     layout
+	version int64
+	params  []float64
+	// touched holds the bucket rows that may differ from their initial
+	// values; snapshots store only these.
+	touched *rowSet
+}
+
+// New returns a fresh policy: exactly uniform over any admissible set, with
+// a zero value head. It returns ConfigErrors (matching ErrConfig) for an
+// invalid configuration.
+func New(cfg Config) (*Policy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	lay := newLayout(cfg)
+	p := &Policy{cfg: cfg, lay: lay, params: make([]float64, lay.total), touched: newRowSetPtr(cfg.Buckets)}
+	initParams(cfg, lay, p.params)
+	return p, nil
+}
+
+// initParams fills params with the deterministic initialisation of cfg:
+// Gaussian embeddings, Gaussian first layers, and zero output weights so
+// that every action scores 0.
+func initParams(cfg Config, lay layout, params []float64) {
+	clear(params)
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed0f9011c7))
+	for r := range int32(lay.buckets) {
+		e := params[lay.emb(r) : lay.emb(r)+lay.d]
+		for i := range e {
+			e[i] = rng.NormFloat64() * cfg.InitScale
+		}
+	}
+	gauss(rng, params[lay.w1:lay.w1+lay.h*lay.in], 1/math.Sqrt(float64(lay.in)))
+	gauss(rng, params[lay.wv:lay.wv+lay.h*lay.d], 1/(cfg.InitScale*math.Sqrt(float64(lay.d))))
+}
+
+func gauss(rng *rand.Rand, v []float64, sd float64) {
+	for i := range v {
+		v[i] = rng.NormFloat64() * sd
+	}
+}
+
+// Config returns the policy's configuration with defaults filled in.
+func (p *Policy) Config() Config { return p.cfg }
+
+// Version is the policy version (the learner's update count).
+func (p *Policy) Version() int64 { return p.version }
+
+// SetVersion sets the policy version.
+func (p *Policy) SetVersion(v int64) { p.version = v }
+
+// Temperature is the softmax temperature.
+func (p *Policy) Temperature() float64 { return p.cfg.Temperature }
+
+// NumParams is the number of parameters.
+func (p *Policy) NumParams() int { return len(p.params) }
+
+// Clone returns an independent copy (one memory copy of the parameters).
+func (p *Policy) Clone() *Policy {
+	c := *p
+	c.params = append([]float64(nil), p.params...)
+	t := p.touched.clone()
+	c.touched = &t
+	return &c
+}
+
+// CopyFrom overwrites p's parameters and version with src's without
+// allocating. It returns ErrShape when the configurations differ.
+func (p *Policy) CopyFrom(src *Policy) error {
+	if p.cfg != src.cfg {
+		return ErrShape
+	}
+	copy(p.params, src.params)
+	p.touched.clear()
+	for _, r := range src.touched.list {
+		p.touched.add(r)
+	}
+	p.version = src.version
+	return nil
+}

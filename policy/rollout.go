@@ -1,0 +1,153 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// ErrEpisodeTooLong means an episode did not end within RolloutOptions.MaxSteps.
+var ErrEpisodeTooLong = errors.New("policy: episode exceeded the step cap")
+
+// DefaultMaxSteps caps rollouts whose options leave MaxSteps zero.
+// Environments end their episodes themselves; the cap only guards against
+// one that never does.
+const DefaultMaxSteps = 1000
+
+// RolloutOptions are the per-episode knobs of Rollout.
+type RolloutOptions struct {
+	// Seed seeds the action sampling; equal seeds give equal trajectories.
+	Seed int64
+	// Greedy takes the most probable action instead of sampling (the
+	// recorded log-prob is still the policy's).
+	Greedy bool
+	// Temperature overrides the policy's softmax temperature when > 0.
+	Temperature float64
+	// MaxSteps caps the episode; 0 means DefaultMaxSteps.
+	MaxSteps int
+	// ID is the trajectory id; empty derives one from the task, the seed
+	// and the policy version.
+	ID string
+	// Source defaults to schemas.SourceOnPolicy.
+	Source schemas.Source
+	// Provenance copied into the trajectory.
+	Run      string
+	Producer string
+	GroupID  string
+	Cycle    int64
+	Seq      uint64
+	// Clock stamps CreatedAt; nil means time.Now.
+	Clock func() time.Time
+}
+
+// Rollout plays one episode of task with p and returns the trajectory with
+// every step filled in: observation, admissible list, action and its index,
+// behaviour log-prob, the environment's reward and the state key. It is
+// deterministic given opts.Seed. It stops with ctx's error when ctx ends.
+func Rollout(ctx context.Context, env envs.Env, task envs.Task, p *Policy, opts RolloutOptions) (*schemas.Trajectory, error) {
+	if opts.Temperature > 0 {
+		var err error
+		if p, err = p.WithTemperature(opts.Temperature); err != nil {
+			return nil, err
+		}
+	}
+	ep, err := env.Reset(task)
+	if err != nil {
+		return nil, fmt.Errorf("policy: reset %s: %w", task.ID, err)
+	}
+	t := newTrajectory(env, task, p, opts)
+	if err := play(ctx, ep, p, opts, t); err != nil {
+		return nil, fmt.Errorf("policy: rollout of %s: %w", task.ID, err)
+	}
+	t.OutcomeReward, t.Success = ep.Outcome(), ep.Success()
+	t.CreatedAt = now(opts)
+	return t, nil
+}
+
+// play runs the episode, appending a step to t per action.
+func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, t *schemas.Trajectory) error {
+	maxSteps := opts.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x726f6c6c6f7574))
+	fz := p.NewFeaturizer()
+	var ps Pass
+	var hist []Turn
+	for !ep.Done() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if len(t.Steps) >= maxSteps {
+			return fmt.Errorf("%w (%d)", ErrEpisodeTooLong, maxSteps)
+		}
+		s := State{Instruction: t.Instruction, Observation: ep.Observation(), History: hist,
+			Admissible: append([]string(nil), ep.Admissible()...)}
+		key := ep.StateKey()
+		idx, err := choose(fz, p, &s, &ps, rng, opts.Greedy, len(t.Steps) == 0)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", len(t.Steps), err)
+		}
+		res, err := ep.Step(s.Admissible[idx])
+		if err != nil {
+			return fmt.Errorf("step %d: %w", len(t.Steps), err)
+		}
+		t.Steps = append(t.Steps, schemas.Step{
+			Observation: s.Observation, Admissible: s.Admissible, NumAdmissible: int32(len(s.Admissible)),
+			Action: s.Admissible[idx], ActionIndex: int32(idx), BehaviorLogProb: ps.LogProbs[idx],
+			Reward: res.Reward, StateKey: key,
+		})
+		hist = append(hist, Turn{Observation: s.Observation, Action: s.Admissible[idx]})
+	}
+	return nil
+}
+
+// choose runs the policy on s and picks an action index.
+func choose(fz *Featurizer, p *Policy, s *State, ps *Pass, rng *rand.Rand, greedy, first bool) (int, error) {
+	var f *Features
+	var err error
+	if first {
+		f, err = fz.Features(s)
+	} else {
+		f, err = fz.Next(s)
+	}
+	if err != nil {
+		return 0, err
+	}
+	p.Forward(f, ps)
+	if greedy {
+		return Argmax(ps.Probs), nil
+	}
+	return SampleIndex(ps.Probs, rng), nil
+}
+
+func newTrajectory(env envs.Env, task envs.Task, p *Policy, opts RolloutOptions) *schemas.Trajectory {
+	src := opts.Source
+	if src == "" {
+		src = schemas.SourceOnPolicy
+	}
+	id := opts.ID
+	if id == "" {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", env.Name(), task.ID, opts.Seed, p.Version(), opts.GroupID)
+		id = fmt.Sprintf("rollout-%016x", h.Sum64())
+	}
+	return &schemas.Trajectory{
+		ID: id, Run: opts.Run, Cycle: opts.Cycle, Source: src, PolicyVersion: p.Version(),
+		Producer: opts.Producer, Seq: opts.Seq, Env: env.Name(), TaskID: task.ID, TaskType: task.Type,
+		TaskSeed: task.Seed, Split: task.Split, Instruction: task.Instruction, GroupID: opts.GroupID,
+	}
+}
+
+func now(opts RolloutOptions) time.Time {
+	if opts.Clock != nil {
+		return opts.Clock()
+	}
+	return time.Now()
+}

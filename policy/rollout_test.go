@@ -1,0 +1,183 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/policy/policytest"
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+var fixedClock = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+func courierTask(t testing.TB, i int) (envs.Env, envs.Task) {
+	t.Helper()
+	env := policytest.Courier{}
+	tasks, err := env.Tasks(envs.SplitTrain, i+1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, tasks[i]
+}
+
+func randomPolicy(t testing.TB) *policy.Policy {
+	t.Helper()
+	p, err := policy.New(policy.Config{Buckets: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRolloutFillsEveryField(t *testing.T) {
+	env, task := courierTask(t, 3)
+	p := randomPolicy(t)
+	tr, err := policy.Rollout(context.Background(), env, task, p, policy.RolloutOptions{
+		Seed: 5, Run: "r1", Producer: "actor-1", GroupID: "g1", Seq: 7, Clock: fixedClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Env != "courier" || tr.TaskID != task.ID || tr.Instruction != task.Instruction || tr.TaskSeed != task.Seed ||
+		tr.Source != schemas.SourceOnPolicy || tr.GroupID != "g1" || tr.Run != "r1" || tr.Seq != 7 || tr.ID == "" {
+		t.Fatalf("trajectory header not filled: %+v", tr)
+	}
+	if len(tr.Steps) == 0 {
+		t.Fatal("no steps")
+	}
+	sum := 0.0
+	for i, st := range tr.Steps {
+		n := len(st.Admissible)
+		if n == 0 || int(st.NumAdmissible) != n || st.Admissible[st.ActionIndex] != st.Action || st.Observation == "" || st.StateKey == 0 {
+			t.Fatalf("step %d not filled: %+v", i, st)
+		}
+		if want := -math.Log(float64(n)); math.Abs(st.BehaviorLogProb-want) > 1e-12 {
+			t.Fatalf("step %d: got log-prob %v, want %v (uniform policy)", i, st.BehaviorLogProb, want)
+		}
+		sum += st.Reward
+	}
+	if sum != tr.OutcomeReward {
+		t.Fatalf("got rewards summing to %v, want the outcome %v", sum, tr.OutcomeReward)
+	}
+}
+
+func TestRolloutDeterministic(t *testing.T) {
+	env, task := courierTask(t, 2)
+	p := randomPolicy(t)
+	run := func(seed int64) *schemas.Trajectory {
+		tr, err := policy.Rollout(context.Background(), env, task, p, policy.RolloutOptions{Seed: seed, Clock: fixedClock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	a, b, c := run(1), run(1), run(2)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("equal seeds gave different trajectories")
+	}
+	if reflect.DeepEqual(a.Steps, c.Steps) {
+		t.Fatal("different seeds gave the same trajectory (possible, but not for this task)")
+	}
+}
+
+// TestStatesFromTrajectoryReproduceLogProbs is the learner's contract: the
+// stored steps rebuild states on which the policy gives exactly the
+// behaviour log-probs recorded during the rollout.
+func TestStatesFromTrajectoryReproduceLogProbs(t *testing.T) {
+	env, task := courierTask(t, 4)
+	p := randomPolicy(t)
+	trained, err := policy.Load(mustSnapshot(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := policy.Rollout(context.Background(), env, task, trained, policy.RolloutOptions{Seed: 9, Temperature: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := policy.StatesFromTrajectory(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feats, err := trained.NewFeaturizer().Episode(states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot, _ := trained.WithTemperature(0.5)
+	var ps policy.Pass
+	for i, f := range feats {
+		hot.Forward(f, &ps)
+		if got, want := ps.LogProbs[tr.Steps[i].ActionIndex], tr.Steps[i].BehaviorLogProb; got != want {
+			t.Fatalf("step %d: got log-prob %v, want %v", i, got, want)
+		}
+	}
+}
+
+func mustSnapshot(t *testing.T, p *policy.Policy) []byte {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestStatesFromTrajectoryErrors(t *testing.T) {
+	good := schemas.Step{Admissible: []string{"a", "b"}, Action: "b", ActionIndex: 1}
+	tests := []struct {
+		name string
+		step schemas.Step
+	}{
+		{name: "no admissible", step: schemas.Step{Action: "a"}},
+		{name: "index out of range", step: schemas.Step{Admissible: []string{"a"}, Action: "a", ActionIndex: 1}},
+		{name: "unknown index", step: schemas.Step{Admissible: []string{"a"}, Action: "a", ActionIndex: -1}},
+		{name: "index points elsewhere", step: schemas.Step{Admissible: []string{"a", "b"}, Action: "a", ActionIndex: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := &schemas.Trajectory{ID: "t", Steps: []schemas.Step{good, tt.step}}
+			_, err := policy.StatesFromTrajectory(tr)
+			var te *policy.TrajectoryError
+			if !errors.As(err, &te) || te.Step != 1 || !errors.Is(err, policy.ErrTrajectory) {
+				t.Fatalf("got %v, want a TrajectoryError at step 1", err)
+			}
+		})
+	}
+}
+
+func TestRolloutStopsOnCancel(t *testing.T) {
+	env, task := courierTask(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := policy.Rollout(ctx, env, task, randomPolicy(t), policy.RolloutOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestRolloutStepCap(t *testing.T) {
+	env, task := courierTask(t, 0)
+	_, err := policy.Rollout(context.Background(), env, task, randomPolicy(t), policy.RolloutOptions{MaxSteps: 2, Seed: 1})
+	if !errors.Is(err, policy.ErrEpisodeTooLong) {
+		t.Fatalf("got %v, want ErrEpisodeTooLong", err)
+	}
+}
+
+// BenchmarkRollout reports rollout speed with a fresh policy.
+func BenchmarkRollout(b *testing.B) {
+	env := policytest.Courier{}
+	tasks, _ := env.Tasks(envs.SplitTrain, 64, 1)
+	p := randomPolicy(b)
+	steps := 0
+	b.ResetTimer()
+	for i := range b.N {
+		tr, err := policy.Rollout(context.Background(), env, tasks[i%len(tasks)], p, policy.RolloutOptions{Seed: int64(i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps += len(tr.Steps)
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+}
