@@ -1,0 +1,217 @@
+package swapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/streams/streamstest"
+	"github.com/rspo-dev/rspo/swapper/swappertest"
+)
+
+func startService(t *testing.T, js jetstream.JetStream, cfg Config) *Service {
+	t.Helper()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	svc, err := New(js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- svc.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run returned %v, want nil after cancel", err)
+		}
+	})
+	return svc
+}
+
+func TestServiceSwapsAndDeadLettersBadInput(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	sub := streams.Subjects("r")
+	svc := startService(t, js, Config{Run: "r", Verify: true, Batch: 4})
+
+	honest := []*schemas.Trajectory{
+		playCounter(t, 2, "inc", "inc", "stop"),
+		playCounter(t, 3, "inc", "stop"),
+		playCounter(t, 4, "inc", "dec", "inc"),
+	}
+	forged := playCounter(t, 5, "inc", "stop")
+	forged.ID, forged.OutcomeReward, forged.Success = "r/forged", 1, true
+	onPolicy := playCounter(t, 6, "stop")
+	onPolicy.ID, onPolicy.Source = "r/onpolicy-on-explore-subject", schemas.SourceExplore
+	onPolicy.Swapped = true
+	otherRun := playCounter(t, 7, "stop")
+	otherRun.ID, otherRun.Run = "r/other-run", "other"
+	synthetic := swappertest.Explorer("r", 1, 0, 4)
+
+	bad := []struct {
+		name, reason string
+		data         []byte
+	}{
+		{"bad arrow", "cannot decode", []byte("definitely not arrow")},
+		{"wrong schema version", "schema version", swappertest.WithSchemaVersion(honest[0], "2")},
+		{"NaN reward", "reward", swappertest.WithNaNReward(honest[1])},
+		{"forged success", "disproved by replay", swappertest.Encode(forged)},
+		{"already swapped", "already swapped", swappertest.Encode(onPolicy)},
+		{"other run", "belongs to run", swappertest.Encode(otherRun)},
+		{"unverifiable env", "cannot verify", swappertest.Encode(synthetic)},
+	}
+	publishRaw := func(id string, data []byte) {
+		h := nats.Header{streams.HeaderRun: {"r"}, streams.HeaderMsgID: {id}}
+		if _, err := streams.Publish(ctx, js, sub.TrajExplore, data, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishRaw("first-honest", swappertest.Encode(honest[0]))
+	for _, b := range bad {
+		publishRaw(b.name, b.data)
+	}
+	for _, h := range honest[1:] {
+		if _, err := streams.PublishTrajectory(ctx, js, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	got := waitMessages(t, js, streams.StreamSwapped, sub.Swapped, len(honest))
+	byID := map[string]*schemas.Trajectory{}
+	for _, h := range honest {
+		byID[h.ID] = h
+	}
+	for i, m := range got {
+		rec, err := schemas.DecodeTrajectory(m.Data)
+		if err != nil {
+			t.Fatalf("swapped record %d: %v", i, err)
+		}
+		want, _ := Relabel(byID[rec.ID])
+		if fmt.Sprint(rec) != fmt.Sprint(want) {
+			t.Errorf("swapped record %d:\ngot  %+v\nwant %+v", i, rec, want)
+		}
+		if id := m.Header.Get(streams.HeaderMsgID); id != rec.ID {
+			t.Errorf("record %d has Nats-Msg-Id %q, want the trajectory id %q", i, id, rec.ID)
+		}
+	}
+	dead := map[string]string{}
+	for _, m := range waitMessages(t, js, streams.StreamDLQ, sub.DLQ(Component), len(bad)) {
+		dead[m.Header.Get(streams.HeaderDLQMsgID)] = m.Header.Get(streams.HeaderDLQReason)
+	}
+	for _, b := range bad {
+		if reason := dead[b.name]; !strings.Contains(reason, b.reason) {
+			t.Errorf("%s: dead-letter reason %q, want it to mention %q", b.name, reason, b.reason)
+		}
+	}
+	if c := svc.Counters(); c.Swapped != 3 || c.Rejected != int64(len(bad)) {
+		t.Errorf("counters %+v, want 3 swapped and %d rejected", c, len(bad))
+	}
+}
+
+func TestServiceRepublishIsDeduplicated(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	tr := swappertest.Explorer("r", 0, 1, 8)
+	startService(t, js, Config{Run: "r"})
+	for range 2 {
+		// A producer retrying after a lost ack publishes twice; the stream
+		// dedupes by id. Publishing raw bytes under a new id simulates the
+		// duplicate getting through, which the swapper's own publish dedupes.
+		if _, err := streams.Publish(ctx, js, streams.Subjects("r").TrajExplore, swappertest.Encode(tr),
+			nats.Header{streams.HeaderMsgID: {fmt.Sprint(time.Now().UnixNano())}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitConsumerDone(t, js, streams.StreamTraj, "swapper-r")
+	st, err := js.Stream(ctx, streams.StreamSwapped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Errorf("swapped stream holds %d records, want 1", info.State.Msgs)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no run", Config{}, "run"},
+		{"dotted run", Config{Run: "a.b"}, "run"},
+		{"workers", Config{Run: "r", Workers: -1}, "workers"},
+		{"batch", Config{Run: "r", Batch: 5000}, "batch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(nil, tt.cfg)
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want ErrInvalidConfig mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// waitMessages waits until subject holds n messages and returns them in order.
+func waitMessages(t *testing.T, js jetstream.JetStream, stream, subject string, n int) []*jetstream.RawStreamMsg {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info *jetstream.StreamInfo
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		info, err = st.Info(ctx, jetstream.WithSubjectFilter(subject))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Subjects[subject] >= uint64(n) {
+			break
+		}
+	}
+	if got := info.State.Subjects[subject]; got != uint64(n) {
+		t.Fatalf("%s holds %d messages, want %d", subject, got, n)
+	}
+	var out []*jetstream.RawStreamMsg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err == nil && m.Subject == subject {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitConsumerDone waits until the durable has acknowledged everything.
+func waitConsumerDone(t *testing.T, js jetstream.JetStream, stream, durable string) {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		c, err := js.Consumer(ctx, stream, durable)
+		if err != nil {
+			continue
+		}
+		info, err := c.Info(ctx)
+		if err == nil && info.NumPending == 0 && info.NumAckPending == 0 && info.Delivered.Consumer > 0 {
+			return
+		}
+	}
+	t.Fatalf("consumer %s did not finish", durable)
+}
