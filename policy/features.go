@@ -61,17 +61,17 @@ func (f *Features) Flags(a int) []float64 { return f.flags[a*NumFlags : (a+1)*Nu
 // episode memory, so it is not safe for concurrent use; make one per
 // goroutine with Policy.NewFeaturizer.
 type Featurizer struct {
-	buckets uint64
-	history int
-	mem     *memory
+	buckets   uint64
+	history   int
+	mem       *memory
 	instr     []token
 	instrText string
-	obs     []token
-	act     []token
-	hist    []token
-	obsEnts []entity
-	actEnts []entity
-	goalObs []uint64
+	obs       []token
+	act       []token
+	hist      []token
+	obsEnts   []entity
+	actEnts   []entity
+	goalObs   []uint64
 }
 
 // NewFeaturizer returns a featurizer for p's configuration.
