@@ -1,0 +1,90 @@
+package household
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rspo-dev/rspo/envs"
+)
+
+// Name is the registry name of the environment.
+const Name = "household"
+
+func init() { envs.Register(Name, Factory) }
+
+// ErrInvalidTask means Reset got a task this environment did not generate:
+// an unknown type, or an instruction that does not match the seed.
+var ErrInvalidTask = errors.New("household: invalid task")
+
+// Env is the household environment with one difficulty configuration. It
+// holds no mutable state and is safe for concurrent use.
+type Env struct {
+	cfg Config
+}
+
+var (
+	_ envs.Env     = (*Env)(nil)
+	_ envs.Planner = (*Env)(nil)
+)
+
+// New returns an environment with configuration cfg, or the errors of
+// cfg.Validate.
+func New(cfg Config) (*Env, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Env{cfg: cfg}, nil
+}
+
+// Factory builds the environment from registry options (see
+// ConfigFromOptions); nil options give the default alfworld preset.
+func Factory(opts map[string]string) (envs.Env, error) {
+	cfg, err := ConfigFromOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg)
+}
+
+// Config returns the environment's configuration.
+func (env *Env) Config() Config { return env.cfg }
+
+// Name returns "household".
+func (env *Env) Name() string { return Name }
+
+// Splits lists train, eval_in_distribution and eval_out_of_distribution.
+func (env *Env) Splits() []string {
+	return []string{envs.SplitTrain, envs.SplitEvalIn, envs.SplitEvalOut}
+}
+
+// TaskTypes lists the six ALFWorld task types.
+func (env *Env) TaskTypes() []string { return TaskTypes() }
+
+// Reset starts an episode of task. The home is derived from the task's
+// seed, type and split, and from the environment's configuration (so one
+// task is easier under the easy preset). It returns envs.ErrUnknownSplit or
+// ErrInvalidTask for a task this environment could not have generated.
+func (env *Env) Reset(task envs.Task) (envs.Episode, error) {
+	spec, err := specOf(task)
+	if err != nil {
+		return nil, err
+	}
+	return newEpisode(buildWorld(spec, env.cfg, task.Seed), task, env.cfg.MaxSteps), nil
+}
+
+// specOf validates a task and derives its spec.
+func specOf(task envs.Task) (taskSpec, error) {
+	if !isSplit(task.Split) {
+		return taskSpec{}, fmt.Errorf("%w %q in task %q", envs.ErrUnknownSplit, task.Split, task.ID)
+	}
+	t, ok := parseType(task.Type)
+	if !ok {
+		return taskSpec{}, fmt.Errorf("%w %q: unknown type %q", ErrInvalidTask, task.ID, task.Type)
+	}
+	spec := specFor(t, task.Seed, task.Split == envs.SplitEvalOut)
+	if got := spec.instruction(); got != task.Instruction {
+		return taskSpec{}, fmt.Errorf("%w %q: instruction %q does not match seed %d of type %s in split %s (want %q)",
+			ErrInvalidTask, task.ID, task.Instruction, task.Seed, task.Type, task.Split, got)
+	}
+	return spec, nil
+}
