@@ -237,11 +237,11 @@ func TestConsumeMalformedTrajectoryLandsInDLQ(t *testing.T) {
 	_, js := streamstest.Connect(t, s)
 	ctx := context.Background()
 	sub := streams.Subjects("r1")
-	good := []*schemas.Trajectory{testTrajectory("r1", schemas.SourceExplore, 1), testTrajectory("r1", schemas.SourceExplore, 2)}
+	good := []*schemas.Trajectory{streamstest.Trajectory("r1", schemas.SourceExplore, 1), streamstest.Trajectory("r1", schemas.SourceExplore, 2)}
 	if _, err := streams.PublishTrajectory(ctx, js, good[0]); err != nil {
 		t.Fatal(err)
 	}
-	hdr := streams.TrajectoryHeaders(testTrajectory("r1", schemas.SourceExplore, 99))
+	hdr := streams.TrajectoryHeaders(streamstest.Trajectory("r1", schemas.SourceExplore, 99))
 	if _, err := streams.Publish(ctx, js, sub.TrajExplore, []byte("definitely not arrow"), hdr); err != nil {
 		t.Fatal(err)
 	}

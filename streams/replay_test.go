@@ -22,12 +22,12 @@ func publishMix(t *testing.T, js jetstream.JetStream, run string, n int) []*sche
 	ctx := context.Background()
 	var explore []*schemas.Trajectory
 	for i := range n {
-		tr := testTrajectory(run, schemas.SourceExplore, uint64(i))
+		tr := streamstest.Trajectory(run, schemas.SourceExplore, uint64(i))
 		explore = append(explore, tr)
 		if _, err := streams.PublishTrajectory(ctx, js, tr); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := streams.PublishTrajectory(ctx, js, testTrajectory(run, schemas.SourceOnPolicy, uint64(i))); err != nil {
+		if _, err := streams.PublishTrajectory(ctx, js, streamstest.Trajectory(run, schemas.SourceOnPolicy, uint64(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,7 +111,7 @@ func TestReplayDecodesEveryKind(t *testing.T) {
 	if _, err := streams.PublishMetrics(ctx, js, metricsEvent("r1", 4)); err != nil {
 		t.Fatal(err)
 	}
-	sw := testTrajectory("r1", schemas.SourceExplore, 1)
+	sw := streamstest.Trajectory("r1", schemas.SourceExplore, 1)
 	sw.Swapped = true
 	if _, err := streams.PublishSwapped(ctx, js, sw); err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestReplayFollow(t *testing.T) {
 	if got := <-seen; got != 0 {
 		t.Fatalf("first message: got trajectory seq %d, want 0", got)
 	}
-	if _, err := streams.PublishTrajectory(context.Background(), js, testTrajectory("r1", schemas.SourceOnPolicy, 1)); err != nil {
+	if _, err := streams.PublishTrajectory(context.Background(), js, streamstest.Trajectory("r1", schemas.SourceOnPolicy, 1)); err != nil {
 		t.Fatal(err)
 	}
 	select {

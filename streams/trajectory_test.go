@@ -16,7 +16,7 @@ func TestPublishTrajectoryTwiceStoresOnce(t *testing.T) {
 	s := streamstest.RunServer(t)
 	_, js := streamstest.Connect(t, s)
 	ctx := context.Background()
-	tr := testTrajectory("r1", schemas.SourceOnPolicy, 3)
+	tr := streamstest.Trajectory("r1", schemas.SourceOnPolicy, 3)
 
 	first, err := streams.PublishTrajectory(ctx, js, tr)
 	if err != nil {
@@ -49,7 +49,7 @@ func TestPublishTrajectoryHeaders(t *testing.T) {
 	s := streamstest.RunServer(t)
 	_, js := streamstest.Connect(t, s)
 	ctx := context.Background()
-	tr := testTrajectory("r1", schemas.SourceExplore, 5)
+	tr := streamstest.Trajectory("r1", schemas.SourceExplore, 5)
 	if _, err := streams.PublishTrajectory(ctx, js, tr); err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +81,9 @@ func TestPublishTrajectoryErrors(t *testing.T) {
 	s := streamstest.RunServer(t)
 	_, js := streamstest.Connect(t, s)
 	ctx := context.Background()
-	badRun := testTrajectory("r1", schemas.SourceOnPolicy, 1)
+	badRun := streamstest.Trajectory("r1", schemas.SourceOnPolicy, 1)
 	badRun.Run = "r.1"
-	noSteps := testTrajectory("r1", schemas.SourceOnPolicy, 1)
+	noSteps := streamstest.Trajectory("r1", schemas.SourceOnPolicy, 1)
 	noSteps.Steps = nil
 	tests := []struct {
 		name string
@@ -94,7 +94,7 @@ func TestPublishTrajectoryErrors(t *testing.T) {
 		{"run with a dot", func() error { _, err := streams.PublishTrajectory(ctx, js, badRun); return err }, streams.ErrInvalidName},
 		{"no steps", func() error { _, err := streams.PublishTrajectory(ctx, js, noSteps); return err }, schemas.ErrInvalid},
 		{"swapped flag unset", func() error {
-			_, err := streams.PublishSwapped(ctx, js, testTrajectory("r1", schemas.SourceExplore, 1))
+			_, err := streams.PublishSwapped(ctx, js, streamstest.Trajectory("r1", schemas.SourceExplore, 1))
 			return err
 		}, streams.ErrNotSwapped},
 	}

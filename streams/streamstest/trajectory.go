@@ -1,4 +1,4 @@
-package streams_test
+package streamstest
 
 import (
 	"fmt"
@@ -7,9 +7,11 @@ import (
 	"github.com/rspo-dev/rspo/schemas"
 )
 
-// testTrajectory returns a valid trajectory of run, the seq-th of a
-// producer of src, with a few steps whose values depend on seq.
-func testTrajectory(run string, src schemas.Source, seq uint64) *schemas.Trajectory {
+// Trajectory returns a valid three-step trajectory of run, the seq-th made
+// by producer "p0" from src. Its fields vary with seq (even seqs succeed,
+// task types cycle through pick, heat, clean) so tests can tell
+// trajectories apart and compute per-task figures.
+func Trajectory(run string, src schemas.Source, seq uint64) *schemas.Trajectory {
 	success := seq%2 == 0
 	reward := 0.0
 	if success {
@@ -23,8 +25,8 @@ func testTrajectory(run string, src schemas.Source, seq uint64) *schemas.Traject
 		GroupID: fmt.Sprintf("g%d", seq/4), OutcomeReward: reward, Success: success,
 		CreatedAt: time.Unix(1700000000+int64(seq), 123456789).UTC(),
 	}
+	admissible := []string{"go to cabinet 1", "take mug 1", "open cabinet 1"}
 	for i := range 3 {
-		admissible := []string{"go to cabinet 1", "take mug 1", "open cabinet 1"}
 		r := 0.0
 		if i == 2 {
 			r = reward
@@ -33,7 +35,7 @@ func testTrajectory(run string, src schemas.Source, seq uint64) *schemas.Traject
 			Observation: fmt.Sprintf("step %d of trajectory %d", i, seq), Admissible: admissible,
 			NumAdmissible: 3, Action: admissible[i], ActionIndex: int32(i),
 			BehaviorLogProb: -0.25 * float64(i+1), Reward: r, DenseReward: 0.1 * float64(i),
-			StateKey: uint64(seq*10 + uint64(i)),
+			StateKey: seq*10 + uint64(i),
 		})
 	}
 	return t
