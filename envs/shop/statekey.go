@@ -6,10 +6,10 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// StateKey hashes the goal, page, query, results page, item, selected
-// options and whether the episode has ended (FNV-1a, stable across
+// StateKey hashes the goal, page (a purchase leads to its own page), query,
+// results page, item and selected options (FNV-1a, stable across
 // processes). Identical states give equal keys; the step count is not part
-// of the state.
+// of the state, so ending by the step limit keeps the key.
 func (x *Episode) StateKey() uint64 {
 	h := uint64(fnvOffset)
 	mix := func(v int) {
@@ -28,11 +28,6 @@ func (x *Episode) StateKey() uint64 {
 	mix(len(x.selected))
 	for _, s := range x.selected {
 		mix(s)
-	}
-	if x.done {
-		mix(1)
-	} else {
-		mix(0)
 	}
 	return h
 }

@@ -34,12 +34,12 @@ func joinAnd(items []string) string {
 }
 
 // article returns the indefinite article for phrase: "" for a plural type
-// name, "an" before a vowel, "a" otherwise.
+// name, "an" before a, e, i or o, "a" otherwise ("a usb c charger").
 func article(phrase string, plural bool) string {
 	switch {
 	case plural:
 		return ""
-	case phrase != "" && strings.ContainsRune("aeiou", rune(phrase[0])):
+	case phrase != "" && strings.ContainsRune("aeio", rune(phrase[0])):
 		return "an"
 	}
 	return "a"

@@ -56,14 +56,14 @@ var materialNouns = []string{
 // typeNouns are the nouns of the type heads.
 var typeNouns = []string{
 	"blanket", "throw", "bed", "pillow", "cover", "case", "cushion", "towel",
-	"towels", "bath", "pan", "skillet", "shampoo", "lipstick", "moisturizer",
+	"bath", "bundle", "pan", "skillet", "shampoo", "lipstick", "moisturizer",
 	"cream", "face", "nail", "polish", "lacquer", "earbuds", "headphones",
-	"phone", "cable", "cord", "hdmi", "charger", "bank", "battery", "shoes",
-	"sneakers", "shirt", "tee", "dress", "sundress", "jacket", "windbreaker",
-	"coat", "rain", "coffee", "blend", "roast", "protein", "bars", "bar",
-	"snack", "nutrition", "tea", "bags", "nuts", "nut", "mix", "chair",
-	"office", "desk", "computer", "bookshelf", "bookcase", "shelf", "book",
-	"table", "stand", "tv", "console", "center", "media",
+	"phone", "cable", "cord", "hdmi", "charger", "bank", "battery", "pack",
+	"shoes", "shirt", "tee", "dress", "jacket", "windbreaker", "shell", "rain",
+	"coffee", "blend", "roast", "protein", "bars", "snack", "nutrition", "tea",
+	"bags", "nuts", "assortment", "chair", "office", "desk", "computer",
+	"bookshelf", "bookcase", "storage", "table", "stand", "tv", "console",
+	"center", "media", "entertainment",
 }
 
 // colors used by several types.
@@ -89,7 +89,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "pillow cover", Category: "home", Path: [3]string{"home", "decor", "pillows"},
-		Heads:       []string{"Throw Pillow Cover", "Pillow Case", "Cushion Cover"},
+		Heads:       []string{"Throw Pillow Cover", "Pillow Case", "Pillow Cushion Cover"},
 		Descriptors: []string{"Velvet", "Linen", "Boho", "Farmhouse", "Cotton", "Corduroy"},
 		Attributes:  []string{"machine washable", "hidden zipper", "double sided", "super soft", "fade resistant", "pet friendly", "wrinkle free", "set of 2"},
 		Options: []optionDim{
@@ -100,7 +100,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "bath towel", Category: "home", Path: [3]string{"home", "bath", "towels"},
-		Heads:       []string{"Bath Towel Set", "Bath Towels", "Towel Set"},
+		Heads:       []string{"Bath Towel Set", "Bath Towel Bundle", "Towel Set"},
 		Descriptors: []string{"Cotton", "Bamboo", "Turkish", "Luxury", "Waffle", "Plush"},
 		Attributes:  []string{"quick dry", "highly absorbent", "machine washable", "hotel quality", "lint free", "fade resistant", "super soft", "oeko tex certified"},
 		Options: []optionDim{
@@ -111,7 +111,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "frying pan", Category: "home", Path: [3]string{"home", "kitchen", "cookware"},
-		Heads:       []string{"Frying Pan", "Skillet", "Fry Pan"},
+		Heads:       []string{"Frying Pan", "Skillet Pan", "Fry Pan"},
 		Descriptors: []string{"Ceramic", "Granite", "Stainless Steel", "Hard Anodized", "Classic", "Pro"},
 		Attributes:  []string{"nonstick coating", "dishwasher safe", "oven safe", "induction compatible", "pfoa free", "easy to clean", "stay cool handle", "heavy duty"},
 		Options: []optionDim{
@@ -145,7 +145,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "face moisturizer", Category: "beauty", Path: [3]string{"beauty", "skin care", "face"},
-		Heads:       []string{"Face Moisturizer", "Daily Face Cream", "Moisturizing Cream"},
+		Heads:       []string{"Face Moisturizer", "Daily Face Cream", "Face Moisturizing Cream"},
 		Descriptors: []string{"Hydrating", "Gentle", "Renewing", "Vitamin C", "Aloe", "Radiant"},
 		Attributes:  []string{"fragrance free", "sensitive skin", "hyaluronic acid", "non greasy", "cruelty free", "dry skin", "oil free", "dermatologist tested"},
 		Options: []optionDim{
@@ -168,7 +168,7 @@ var productTypes = []productType{
 	// electronics
 	{
 		Name: "wireless earbuds", Category: "electronics", Path: [3]string{"electronics", "audio", "headphones"},
-		Heads:       []string{"Wireless Earbuds", "Bluetooth Earbuds", "In Ear Headphones"},
+		Heads:       []string{"Wireless Earbuds", "Bluetooth Earbuds", "Earbuds Headphones"},
 		Descriptors: []string{"Sport", "Mini", "Pro", "Ultra", "Studio", "Active"},
 		Attributes:  []string{"noise cancelling", "long battery life", "fast charging", "water resistant", "touch control", "built in microphone", "hands free calling", "low latency"},
 		Options: []optionDim{
@@ -178,7 +178,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "phone case", Category: "electronics", Path: [3]string{"electronics", "accessories", "cases"},
-		Heads:       []string{"Phone Case", "Protective Case", "Phone Cover"},
+		Heads:       []string{"Phone Case", "Protective Phone Case", "Phone Cover"},
 		Descriptors: []string{"Armor", "Rugged", "Silicone", "Leather", "Glitter", "Matte"},
 		Attributes:  []string{"shockproof", "slim fit", "wireless charging compatible", "scratch resistant", "easy to install", "raised edges", "drop protection", "anti yellowing"},
 		Options: []optionDim{
@@ -200,7 +200,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "portable charger", Category: "electronics", Path: [3]string{"electronics", "power", "portable chargers"},
-		Heads:       []string{"Portable Charger", "Power Bank", "Battery Pack"},
+		Heads:       []string{"Portable Charger", "Power Bank Charger", "Battery Pack Charger"},
 		Descriptors: []string{"Slim", "Mini", "Ultra", "Pro", "Magnetic", "Solar"},
 		Attributes:  []string{"fast charging", "usb c", "lightweight", "led display", "dual output", "compact design", "airline approved", "built in cable"},
 		Options: []optionDim{
@@ -212,7 +212,7 @@ var productTypes = []productType{
 	// fashion
 	{
 		Name: "running shoes", Category: "fashion", Path: [3]string{"fashion", "shoes", "athletic"},
-		Heads:       []string{"Running Shoes", "Road Running Shoes", "Sneakers"},
+		Heads:       []string{"Running Shoes", "Road Running Shoes", "Athletic Shoes"},
 		Descriptors: []string{"Cushioned", "Trail", "Sport", "Classic", "Performance", "Tempo"},
 		Attributes:  []string{"lightweight", "non slip", "breathable mesh", "arch support", "memory foam", "wide toe box", "shock absorbing", "rubber sole"},
 		Options: []optionDim{
@@ -234,7 +234,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "summer dress", Category: "fashion", Path: [3]string{"fashion", "women", "dresses"},
-		Heads:       []string{"Summer Dress", "Midi Dress", "Maxi Dress", "Sundress"},
+		Heads:       []string{"Summer Dress", "Midi Dress", "Maxi Dress", "Sun Dress"},
 		Descriptors: []string{"Boho", "Casual", "Elegant", "Wrap", "Tiered", "Smocked"},
 		Attributes:  []string{"floral print", "v neck", "short sleeve", "with pockets", "flowy fit", "machine washable", "high waist", "adjustable straps"},
 		Options: []optionDim{
@@ -245,7 +245,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "rain jacket", Category: "fashion", Path: [3]string{"fashion", "outerwear", "jackets"},
-		Heads:       []string{"Rain Jacket", "Windbreaker Jacket", "Rain Coat"},
+		Heads:       []string{"Rain Jacket", "Windbreaker Jacket", "Shell Jacket"},
 		Descriptors: []string{"Outdoor", "Trail", "Urban", "Classic", "Sport", "Travel"},
 		Attributes:  []string{"waterproof", "packable", "hooded", "zipper pockets", "windproof", "breathable lining", "adjustable cuffs", "reflective details"},
 		Options: []optionDim{
@@ -290,9 +290,9 @@ var productTypes = []productType{
 	},
 	{
 		Name: "mixed nuts", Category: "food", Path: [3]string{"food", "snacks", "nuts"},
-		Heads:       []string{"Mixed Nuts", "Nut Mix", "Trail Mix"},
+		Heads:       []string{"Mixed Nuts", "Nuts Assortment", "Snack Nuts"},
 		Descriptors: []string{"Premium", "Deluxe", "Classic", "Party Size", "Gourmet", "Toasted"},
-		Attributes:  []string{"unsalted", "dry roasted", "non gmo", "resealable bag", "vegan", "gluten free", "kosher", "high protein"},
+		Attributes:  []string{"unsalted", "dry roasted", "non gmo", "resealable bag", "keto friendly", "gluten free", "kosher", "high protein"},
 		Options: []optionDim{
 			{Name: "flavor", Phrase: "with %s flavor", Values: []string{"sea salt", "honey glazed", "lightly salted", "smoked"}},
 			{Name: "size", Phrase: "in a %s pack", Values: []string{"8 oz", "16 oz", "2 lb"}},
@@ -312,7 +312,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "bookshelf", Category: "furniture", Path: [3]string{"furniture", "storage", "shelves"},
-		Heads:       []string{"Bookshelf", "Bookcase", "Book Shelf"},
+		Heads:       []string{"Bookshelf", "Bookcase Bookshelf", "Storage Bookshelf"},
 		Descriptors: []string{"Modern", "Rustic", "Ladder", "Corner", "Tall", "Classic"},
 		Attributes:  []string{"easy assembly", "solid wood", "space saving", "heavy duty", "anti tip kit", "adjustable shelves", "industrial style", "open back"},
 		Options: []optionDim{
@@ -334,7 +334,7 @@ var productTypes = []productType{
 	},
 	{
 		Name: "tv stand", Category: "furniture", Path: [3]string{"furniture", "living room", "tv stands"},
-		Heads:       []string{"TV Stand", "Media Console", "Entertainment Center"},
+		Heads:       []string{"TV Stand", "TV Stand Media Console", "Entertainment Center TV Stand"},
 		Descriptors: []string{"Modern", "Rustic", "Farmhouse", "Low Profile", "Corner", "Minimalist"},
 		Attributes:  []string{"easy assembly", "cable management", "storage shelf", "solid wood", "led lights", "heavy duty", "mid century", "glass doors"},
 		Options: []optionDim{

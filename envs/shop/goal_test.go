@@ -1,0 +1,129 @@
+package shop
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestEveryGoalGenerates checks every goal of the default and easy
+// configurations: generated, reachable by a candidate query within the
+// results, asking only what the target has, and stated in the instruction.
+func TestEveryGoalGenerates(t *testing.T) {
+	for _, preset := range []string{PresetStandard, PresetEasy} {
+		t.Run(preset, func(t *testing.T) {
+			env, err := New(Config{Preset: preset})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := env.cfg.Goals
+			if testing.Short() {
+				n = 1000
+			}
+			for i := range n {
+				g, err := env.world.goal(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := checkGoal(env, g); err != nil {
+					t.Fatalf("goal %d: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
+// checkGoal verifies one goal against its target.
+func checkGoal(env *Env, g *goal) error {
+	p := &env.world.cat.products[g.target]
+	pt := &productTypes[p.ptype]
+	switch {
+	case len(g.attrs) < 1 || len(g.attrs) > env.cfg.GoalAttributes:
+		return fmt.Errorf("got %d attributes, want 1..%d", len(g.attrs), env.cfg.GoalAttributes)
+	case len(g.options) != len(pt.Options):
+		return fmt.Errorf("got %d options, want one per dimension (%d)", len(g.options), len(pt.Options))
+	case g.priceLimit < p.price:
+		return fmt.Errorf("price limit %.2f below the target's price %.2f", g.priceLimit, p.price)
+	case len(g.queries) < 1 || len(g.queries) > env.cfg.Queries:
+		return fmt.Errorf("got %d queries, want 1..%d", len(g.queries), env.cfg.Queries)
+	case g.bestQuery < 0 || int(g.results[g.bestQuery][g.bestRank]) != g.target:
+		return fmt.Errorf("best query %d rank %d does not list the target", g.bestQuery, g.bestRank)
+	case !strings.Contains(g.instruction, pt.Name) || !strings.Contains(g.instruction, fmt.Sprintf("%.2f dollars", g.priceLimit)):
+		return fmt.Errorf("instruction %q lacks the type or the price", g.instruction)
+	}
+	for _, a := range g.attrs {
+		if !slices.Contains(p.attrs, a) || !strings.Contains(g.instruction, a) {
+			return fmt.Errorf("attribute %q: target has %v, instruction %q", a, p.attrs, g.instruction)
+		}
+	}
+	for _, o := range g.options {
+		if !slices.Contains(p.options[o.dim], o.value) || !strings.Contains(g.instruction, o.value) {
+			return fmt.Errorf("option %q: target offers %v, instruction %q", o.value, p.options[o.dim], g.instruction)
+		}
+	}
+	return nil
+}
+
+func TestGoalsAreDeterministic(t *testing.T) {
+	w := testWorld(t)
+	for _, i := range []int{0, 499, 500, 6499} {
+		fresh, err := newGoal(w, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached, err := w.goal(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh.instruction != cached.instruction || !slices.Equal(fresh.queries, cached.queries) || fresh.target != cached.target {
+			t.Errorf("goal %d: regenerated %q, want %q", i, fresh.instruction, cached.instruction)
+		}
+	}
+}
+
+// TestGoalsAskForTellingAttributes: when a target has an attribute some
+// near-duplicate lacks, the instruction asks for at least one such.
+func TestGoalsAskForTellingAttributes(t *testing.T) {
+	w := testWorld(t)
+	for i := range 500 {
+		g, _ := w.goal(i)
+		p := &w.cat.products[g.target]
+		telling := func(a string) bool { return w.familyLacks(p, a) }
+		if slices.ContainsFunc(p.attrs, telling) && !slices.ContainsFunc(g.attrs, telling) {
+			t.Errorf("goal %d asks %v, none of which a near-duplicate lacks", i, g.attrs)
+		}
+	}
+}
+
+func TestPriceLimit(t *testing.T) {
+	tests := []struct {
+		name string
+		x    float64
+		want float64
+	}{
+		{"rounds up to 5", 41.2, 45},
+		{"exact multiple stays", 40, 40},
+		{"small", 3.5, 5},
+		{"above 100 rounds to 25", 101, 125},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := priceLimit(tt.x); got != tt.want {
+				t.Errorf("priceLimit(%v) = %v, want %v", tt.x, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInstructionGrammar(t *testing.T) {
+	w := testWorld(t)
+	bad := regexp.MustCompile(`  | ,|\ba [aeio]|\ban [^aeio]|\ba \w+s (in|with|for) `)
+	for i := range 500 {
+		g, _ := w.goal(i)
+		if m := bad.FindString(g.instruction); m != "" {
+			t.Errorf("goal %d: instruction %q contains %q", i, g.instruction, m)
+		}
+	}
+}
