@@ -18,6 +18,7 @@ type dataset struct {
 	steps   [][]int32
 	outcome []float64
 	success []bool
+	ids     []string
 }
 
 func (d *dataset) numRows() int { return len(d.rows) / d.dim }
@@ -29,14 +30,14 @@ func (d *dataset) row(r int32) []float32 {
 // outcome is an error wrapping ErrInvalidTrajectory.
 func newDataset(feat Featurizer, trajs []*schemas.Trajectory) (*dataset, error) {
 	d := &dataset{dim: feat.Dim(), steps: make([][]int32, len(trajs)),
-		outcome: make([]float64, len(trajs)), success: make([]bool, len(trajs))}
+		outcome: make([]float64, len(trajs)), success: make([]bool, len(trajs)), ids: make([]string, len(trajs))}
 	seeds := [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 	index := map[[2]uint64]int32{}
 	for i, t := range trajs {
 		if err := checkTrajectory(i, t); err != nil {
 			return nil, err
 		}
-		d.outcome[i], d.success[i] = t.OutcomeReward, t.Success
+		d.outcome[i], d.success[i], d.ids[i] = t.OutcomeReward, t.Success, t.ID
 		d.steps[i] = make([]int32, len(t.Steps))
 		for k := range t.Steps {
 			s := &t.Steps[k]

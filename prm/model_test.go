@@ -5,12 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rspo-dev/rspo/prm/prmtest"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
 func TestScoreStepsBatchMatchesSingle(t *testing.T) {
 	m := Random(3)
-	trajs, _ := decisiveSet(1, 5, 7)
+	trajs, _ := prmtest.Decisive("test", 1, 5, 7)
 	batch := m.ScoreBatch(trajs)
 	for i, tr := range trajs {
 		single := m.ScoreSteps(tr)
@@ -34,7 +35,7 @@ func TestScoreStepsBatchMatchesSingle(t *testing.T) {
 }
 
 func TestRandomControlIsDeterministicAndNotFlat(t *testing.T) {
-	trajs, _ := decisiveSet(2, 1, 20)
+	trajs, _ := prmtest.Decisive("test", 2, 1, 20)
 	a, b, c := Random(1).ScoreSteps(trajs[0]), Random(1).ScoreSteps(trajs[0]), Random(2).ScoreSteps(trajs[0])
 	var spread float64
 	for k := range a {
@@ -53,7 +54,7 @@ func TestRandomControlIsDeterministicAndNotFlat(t *testing.T) {
 
 func TestWithNoise(t *testing.T) {
 	m := Random(1)
-	trajs, _ := decisiveSet(3, 1, 2000)
+	trajs, _ := prmtest.Decisive("test", 3, 1, 2000)
 	clean := m.ScoreSteps(trajs[0])
 	tests := []struct {
 		name  string

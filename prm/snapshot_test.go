@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rspo-dev/rspo/prm/prmtest"
 )
 
 // smallModel is a tiny trained-looking model for snapshot tests.
@@ -41,7 +43,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if got.Version != m.Version || got.Info != m.Info || got.Hidden() != m.Hidden() {
 		t.Errorf("header: got v%d %+v h%d, want v%d %+v h%d", got.Version, got.Info, got.Hidden(), m.Version, m.Info, m.Hidden())
 	}
-	trajs, _ := decisiveSet(1, 1, 6)
+	trajs, _ := prmtest.Decisive("test", 1, 1, 6)
 	a, c := m.ScoreSteps(trajs[0]), got.ScoreSteps(trajs[0])
 	for k := range a {
 		if a[k] != c[k] {
@@ -151,7 +153,7 @@ func TestSnapshotFormatGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stored format-1 snapshot no longer decodes: %v", err)
 	}
-	trajs, _ := decisiveSet(1, 1, 3)
+	trajs, _ := prmtest.Decisive("test", 1, 1, 3)
 	if got, want := fmt.Sprint(old.ScoreSteps(trajs[0])), fmt.Sprint(m.ScoreSteps(trajs[0])); got != want {
 		t.Errorf("stored snapshot scores %s, want %s", got, want)
 	}

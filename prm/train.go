@@ -3,7 +3,6 @@ package prm
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 
@@ -95,7 +94,7 @@ func Train(ctx context.Context, trajs []*schemas.Trajectory, cfg TrainConfig) (*
 		return nil, TrainReport{}, err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5052_4d5f_7472_6e))
-	trainIdx, heldIdx := stratifiedSplit(ds.success, cfg.HoldoutFraction, rng)
+	trainIdx, heldIdx := holdoutSplit(ds.ids, ds.success, cfg.HoldoutFraction, cfg.Seed)
 	tr := newTrainer(m, ds, cfg, trainIdx, heldIdx)
 	if err := tr.fit(ctx, rng); err != nil {
 		return nil, TrainReport{}, err
@@ -122,29 +121,6 @@ func initialModel(cfg TrainConfig) (*Model, error) {
 	}
 	m.Version = cfg.Version
 	return m, nil
-}
-
-// stratifiedSplit holds out about frac of each class (at least one of a
-// class with two or more members), shuffled by rng.
-func stratifiedSplit(success []bool, frac float64, rng *rand.Rand) (train, held []int) {
-	var classes [2][]int
-	for i, s := range success {
-		c := 0
-		if s {
-			c = 1
-		}
-		classes[c] = append(classes[c], i)
-	}
-	for _, idx := range classes {
-		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
-		k := int(math.Round(frac * float64(len(idx))))
-		if k == 0 && len(idx) >= 2 {
-			k = 1
-		}
-		held = append(held, idx[:k]...)
-		train = append(train, idx[k:]...)
-	}
-	return train, held
 }
 
 // classWeights returns per-trajectory weights for the members of idx: equal

@@ -3,9 +3,11 @@ package prm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
+	"github.com/rspo-dev/rspo/prm/prmtest"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -13,13 +15,13 @@ import (
 // outcome is decided by one particular step, the trained PRM gives that step
 // clearly the largest reward.
 func TestTrainFindsDecisiveStep(t *testing.T) {
-	trajs, _ := decisiveSet(1, 400, 8)
+	trajs, _ := prmtest.Decisive("test", 1, 400, 8)
 	m, rep, err := Train(context.Background(), trajs, TrainConfig{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("report: %+v", rep)
-	test, decisive := decisiveSet(2, 200, 8)
+	test, decisive := prmtest.Decisive("test", 2, 200, 8)
 	var argmaxHits, successes int
 	var minMargin = math.Inf(1)
 	for i, tr := range test {
@@ -57,7 +59,7 @@ func TestTrainFindsDecisiveStep(t *testing.T) {
 // failure: with 5% successes, the plain MSE is dominated by failures, while
 // balanced weighting must still rank successes above failures.
 func TestBalancedWeightingLearnsRareSuccesses(t *testing.T) {
-	all, _ := decisiveSet(3, 1200, 6)
+	all, _ := prmtest.Decisive("test", 3, 1200, 6)
 	var trajs []*schemas.Trajectory
 	nSucc := 0
 	for _, tr := range all {
@@ -76,7 +78,7 @@ func TestBalancedWeightingLearnsRareSuccesses(t *testing.T) {
 	if rep.SuccessWeight <= rep.FailureWeight {
 		t.Errorf("success weight %.2f not above failure weight %.2f", rep.SuccessWeight, rep.FailureWeight)
 	}
-	test, _ := decisiveSet(4, 200, 6)
+	test, _ := prmtest.Decisive("test", 4, 200, 6)
 	ev := Evaluate(m, test)
 	if ev.MeanScoreSuccess < 0.5 {
 		t.Errorf("mean R̂ of successes: got %.3f, want ≥ 0.5 (the prototype's unweighted PRM scored them ~0.03)", ev.MeanScoreSuccess)
@@ -87,7 +89,7 @@ func TestBalancedWeightingLearnsRareSuccesses(t *testing.T) {
 }
 
 func TestTrainWarmStart(t *testing.T) {
-	trajs, _ := decisiveSet(5, 100, 5)
+	trajs, _ := prmtest.Decisive("test", 5, 100, 5)
 	first, _, err := Train(context.Background(), trajs, TrainConfig{Seed: 1, MaxEpochs: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func TestTrainWarmStart(t *testing.T) {
 }
 
 func TestTrainErrors(t *testing.T) {
-	trajs, _ := decisiveSet(6, 10, 3)
+	trajs, _ := prmtest.Decisive("test", 6, 10, 3)
 	nan := *trajs[0]
 	nan.OutcomeReward = math.NaN()
 	tests := []struct {
@@ -156,7 +158,7 @@ func TestTrainConfigValidateReportsEveryProblem(t *testing.T) {
 }
 
 func TestTrainHonoursContext(t *testing.T) {
-	trajs, _ := decisiveSet(7, 50, 4)
+	trajs, _ := prmtest.Decisive("test", 7, 50, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, _, err := Train(ctx, trajs, TrainConfig{}); !errors.Is(err, context.Canceled) {
@@ -164,27 +166,75 @@ func TestTrainHonoursContext(t *testing.T) {
 	}
 }
 
-func TestStratifiedSplitKeepsBothClasses(t *testing.T) {
-	success := make([]bool, 100)
-	for i := range 7 {
-		success[i*13] = true
+func TestHoldoutSplit(t *testing.T) {
+	ids := make([]string, 200)
+	success := make([]bool, 200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("traj-%d", i)
+		success[i] = i%29 == 0 // 7 successes
 	}
-	train, held := stratifiedSplit(success, 0.2, newTestRand(1))
-	if len(train)+len(held) != 100 {
-		t.Fatalf("split sizes %d + %d, want 100", len(train), len(held))
+	train, held := holdoutSplit(ids, success, 0.2, 1)
+	if len(train)+len(held) != 200 {
+		t.Fatalf("split sizes %d + %d, want 200", len(train), len(held))
 	}
-	count := func(idx []int) (n int) {
-		for _, i := range idx {
-			if success[i] {
-				n++
-			}
+	if len(held) < 25 || len(held) > 55 {
+		t.Errorf("held out %d of 200 at fraction 0.2, want about 40", len(held))
+	}
+	heldSucc := 0
+	isHeld := map[string]bool{}
+	for _, i := range held {
+		isHeld[ids[i]] = true
+		if success[i] {
+			heldSucc++
 		}
-		return n
 	}
-	if got := count(held); got != 1 {
-		t.Errorf("held-out successes: got %d, want 1 (round(0.2·7))", got)
+	if heldSucc == 0 || heldSucc == 7 {
+		t.Errorf("held-out successes: got %d of 7, want some but not all", heldSucc)
 	}
-	if got := count(train); got != 6 {
-		t.Errorf("train successes: got %d, want 6", got)
+	// Membership is stable when the data grows: what was held out stays held out.
+	_, held2 := holdoutSplit(append(ids, "traj-new-1", "traj-new-2"), append(success, false, true), 0.2, 1)
+	kept := 0
+	for _, i := range held2 {
+		if isHeld[append(ids, "traj-new-1", "traj-new-2")[i]] {
+			kept++
+		}
+	}
+	if kept != len(held) {
+		t.Errorf("after adding data, %d of %d held-out trajectories are still held out, want all", kept, len(held))
+	}
+}
+
+func TestHoldoutSplitSmallClasses(t *testing.T) {
+	tests := []struct {
+		name          string
+		success       []bool
+		wantHeldSucc  int
+		wantTrainSucc int
+	}{
+		{"single success trains", []bool{true, false, false, false, false, false}, 0, 1},
+		{"two successes: one each side", []bool{true, true, false, false, false, false}, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ids := make([]string, len(tt.success))
+			train, held := holdoutSplit(ids, tt.success, 0.2, 3)
+			count := func(idx []int) (n int) {
+				for _, i := range idx {
+					if tt.success[i] {
+						n++
+					}
+				}
+				return n
+			}
+			if got := count(held); got != tt.wantHeldSucc {
+				t.Errorf("held-out successes: got %d, want %d", got, tt.wantHeldSucc)
+			}
+			if got := count(train); got != tt.wantTrainSucc {
+				t.Errorf("train successes: got %d, want %d", got, tt.wantTrainSucc)
+			}
+			if len(held) == 0 || len(train) == 0 {
+				t.Errorf("split %d/%d, want both sides non-empty", len(train), len(held))
+			}
+		})
 	}
 }
