@@ -3,10 +3,12 @@ package buffersvc
 import (
 	"errors"
 	"fmt"
+
+	"github.com/rspo-dev/rspo/schemas"
 )
 
 // MaxSampleCount bounds the number of records one sample request may ask for.
-const MaxSampleCount = 1 << 16
+const MaxSampleCount = schemas.MaxBatchTrajectories
 
 // SampleRequest is the learner's request for off-policy records. It travels
 // as JSON on rspo.<run>.buffer.sample.

@@ -34,6 +34,9 @@ type Config struct {
 	// published together and acked once all publishes are acknowledged.
 	// Default 64.
 	Batch int
+	// MaxWait is how long a fetch waits for a batch to fill; it bounds the
+	// latency a quiet stream adds. Default 100ms.
+	MaxWait time.Duration
 	// Verify replays every trajectory in its environment and dead-letters
 	// those whose claims the replay disproves. Default false.
 	Verify bool
@@ -60,8 +63,8 @@ func (c Config) Validate() error {
 	if c.Batch < 0 || c.Batch > 4096 {
 		errs = append(errs, fmt.Errorf("%w: batch %d not in 1..4096 (0 for the default)", ErrInvalidConfig, c.Batch))
 	}
-	if c.PublishTimeout < 0 {
-		errs = append(errs, fmt.Errorf("%w: publish timeout %v is negative", ErrInvalidConfig, c.PublishTimeout))
+	if c.MaxWait < 0 || c.PublishTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: max wait %v and publish timeout %v must not be negative", ErrInvalidConfig, c.MaxWait, c.PublishTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -72,6 +75,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.Workers = orDefault(c.Workers, 2)
 	c.Batch = orDefault(c.Batch, 64)
+	c.MaxWait = orDefault(c.MaxWait, 100*time.Millisecond)
 	c.PublishTimeout = orDefault(c.PublishTimeout, 30*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -132,7 +136,7 @@ func (s *Service) Counters() Counters {
 func (s *Service) Run(ctx context.Context) error {
 	cc := streams.ConsumerConfig{
 		Stream: streams.StreamTraj, Durable: s.cfg.Durable, Component: Component,
-		FilterSubject: streams.Subjects(s.cfg.Run).TrajExplore, Batch: s.cfg.Batch,
+		FilterSubject: streams.Subjects(s.cfg.Run).TrajExplore, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait,
 		Logger: s.cfg.Logger,
 	}
 	errs := make([]error, s.cfg.Workers)

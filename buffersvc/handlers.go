@@ -1,0 +1,81 @@
+package buffersvc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// handleSample answers a SampleRequest with the records as one Arrow IPC
+// stream (schemas.EncodeTrajectoryBatch), cut into parts that each fit the
+// server's max payload; see HeaderPart.
+func (s *Service) handleSample(req micro.Request) {
+	var sr SampleRequest
+	if err := json.Unmarshal(req.Data(), &sr); err != nil {
+		s.respondError(req, fmt.Errorf("%w: request is not a JSON SampleRequest: %v", ErrBadRequest, err))
+		return
+	}
+	data, n, err := s.sampleReply(sr)
+	if err != nil {
+		s.respondError(req, err)
+		return
+	}
+	parts := splitReply(data, partSize(s.nc.MaxPayload()), n)
+	if len(parts) == 1 {
+		s.logRespond(req.Respond(parts[0].Data, micro.WithHeaders(micro.Headers(parts[0].Header))))
+		return
+	}
+	for _, p := range parts {
+		p.Subject = req.Reply()
+		if err := s.nc.PublishMsg(p); err != nil {
+			s.logRespond(err)
+			return
+		}
+	}
+}
+
+// sampleReply samples the store and encodes the records.
+func (s *Service) sampleReply(sr SampleRequest) ([]byte, int, error) {
+	entries, err := s.store.Sample(s.cfg.Run, sr)
+	if err != nil {
+		return nil, 0, err
+	}
+	ts := make([]*schemas.Trajectory, len(entries))
+	for i, e := range entries {
+		if ts[i], err = schemas.DecodeTrajectory(e.Data); err != nil {
+			return nil, 0, fmt.Errorf("%w: stored record %s: %v", ErrInternal, e.ID, err)
+		}
+	}
+	data, err := schemas.EncodeTrajectoryBatch(ts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: encode %d records: %v (ask for fewer)", ErrBadRequest, len(ts), err)
+	}
+	return data, len(ts), nil
+}
+
+// handleStats answers with the store's Stats and the ingest counters.
+func (s *Service) handleStats(req micro.Request) {
+	st, err := s.store.Stats(s.cfg.Run)
+	if err != nil {
+		s.respondError(req, err)
+		return
+	}
+	st.Ingest = s.Counters()
+	s.logRespond(req.RespondJSON(st))
+}
+
+// respondError sends err with its code; see RemoteError.
+func (s *Service) respondError(req micro.Request, err error) {
+	s.logRespond(req.Error(codeFor(err), err.Error(), nil))
+}
+
+func (s *Service) logRespond(err error) {
+	if err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		s.cfg.Logger.Warn("buffersvc: reply failed", "err", err)
+	}
+}

@@ -1,0 +1,178 @@
+package buffersvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// Component names the buffer in dead-letter subjects (rspo.<run>.dlq.buffer).
+const Component = "buffer"
+
+// ServiceName is the NATS micro service name the buffer registers.
+const ServiceName = "rspo-buffer"
+
+// serviceVersion is the micro service's version (SemVer).
+const serviceVersion = "1.0.0"
+
+// Config configures a Service. Run is required.
+type Config struct {
+	// Run is the run whose records the buffer holds.
+	Run string
+	// Durable names the consumer of rspo.<run>.swapped. Default
+	// "buffer-<run>". Each buffer service of a run needs its own durable
+	// (each keeps a full copy); instances sharing one would split the records.
+	Durable string
+	// Batch is how many records one fetch takes and one synced commit
+	// stores. Default 256.
+	Batch int
+	// MaxWait is how long a fetch waits for a batch to fill; it bounds the
+	// latency a quiet stream adds. Default 100ms.
+	MaxWait time.Duration
+	// KeepCycles is how many ended cycles survive clearing: on
+	// cycle.ended(c) the cycles ≤ c-KeepCycles are deleted. Default 0, the
+	// paper's: the buffer holds only the current cycle's explorer data.
+	KeepCycles int
+	// Logger reports rejected records. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports every problem with the configuration, joined.
+func (c Config) Validate() error {
+	var errs []error
+	if err := streams.ValidateRun(c.Run); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrBadRequest, err))
+	}
+	if c.Batch < 0 || c.Batch > 4096 {
+		errs = append(errs, fmt.Errorf("%w: batch %d not in 1..4096 (0 for the default)", ErrBadRequest, c.Batch))
+	}
+	if c.MaxWait < 0 {
+		errs = append(errs, fmt.Errorf("%w: max wait %v is negative", ErrBadRequest, c.MaxWait))
+	}
+	if c.KeepCycles < 0 {
+		errs = append(errs, fmt.Errorf("%w: keep cycles %d is negative", ErrBadRequest, c.KeepCycles))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Durable == "" {
+		c.Durable = "buffer-" + c.Run
+	}
+	if c.Batch == 0 {
+		c.Batch = 256
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = 100 * time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Service materialises rspo.<run>.swapped into a Store, clears it on
+// cycle.ended, and answers sample and stats requests.
+type Service struct {
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	store *Store
+	cfg   Config
+
+	stored, replaced, dropped, dead, batches atomic.Int64
+}
+
+// NewService returns a buffer service over store, which the caller opens and
+// closes. It returns ErrBadRequest for a bad cfg.
+func NewService(nc *nats.Conn, js jetstream.JetStream, store *Store, cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Service{nc: nc, js: js, store: store, cfg: cfg.withDefaults()}, nil
+}
+
+// Counters returns what the service has ingested since it started.
+func (s *Service) Counters() IngestCounters {
+	return IngestCounters{Stored: s.stored.Load(), Replaced: s.replaced.Load(), Dropped: s.dropped.Load(),
+		DeadLettered: s.dead.Load(), Batches: s.batches.Load()}
+}
+
+// Run registers the micro service and consumes the swapped records and the
+// cycle.ended events until ctx ends; then it stops answering, finishes the
+// batches in flight and returns nil. It returns early with an error if a
+// consumer cannot be created or the connection is lost.
+func (s *Service) Run(ctx context.Context) error {
+	svc, err := s.addMicro()
+	if err != nil {
+		return err
+	}
+	defer svc.Stop()
+	sub := streams.Subjects(s.cfg.Run)
+	loops := []func(context.Context) error{
+		func(ctx context.Context) error {
+			return streams.ConsumeBatch(ctx, s.js, streams.ConsumerConfig{
+				Stream: streams.StreamSwapped, Durable: s.cfg.Durable, Component: Component,
+				FilterSubject: sub.Swapped, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait, Logger: s.cfg.Logger,
+			}, s.ingest)
+		},
+		func(ctx context.Context) error {
+			return streams.Consume(ctx, s.js, streams.ConsumerConfig{
+				Stream: streams.StreamCtrl, Durable: s.cfg.Durable + "-clear", Component: Component,
+				FilterSubject: sub.Ctrl(cycleEnded), Logger: s.cfg.Logger,
+			}, s.clear)
+		},
+	}
+	return runAll(ctx, loops)
+}
+
+// runAll runs the loops until ctx ends or one fails, which stops the others.
+func runAll(ctx context.Context, loops []func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(loops))
+	var wg sync.WaitGroup
+	for i, loop := range loops {
+		wg.Go(func() {
+			if errs[i] = loop(ctx); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// addMicro registers the sample and stats endpoints.
+func (s *Service) addMicro() (micro.Service, error) {
+	sub := streams.Subjects(s.cfg.Run)
+	svc, err := micro.AddService(s.nc, micro.Config{
+		Name: ServiceName, Version: serviceVersion, Metadata: map[string]string{"run": s.cfg.Run},
+		Description: "rspo replay buffer: prioritized samples of outcome-labelled explorer trajectories",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("buffersvc: register micro service: %w", err)
+	}
+	endpoints := []struct {
+		name, subject string
+		h             micro.HandlerFunc
+	}{
+		{"sample", sub.BufferSample, s.handleSample},
+		{"stats", sub.BufferStats, s.handleStats},
+	}
+	for _, e := range endpoints {
+		if err := svc.AddEndpoint(e.name, e.h, micro.WithEndpointSubject(e.subject)); err != nil {
+			return nil, errors.Join(fmt.Errorf("buffersvc: add endpoint %s: %w", e.subject, err), svc.Stop())
+		}
+	}
+	return svc, nil
+}
