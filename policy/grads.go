@@ -77,3 +77,6 @@ func (g *Grads) Dot(o *Grads) float64 {
 	}
 	return s + dot(g.data[l.sparse:], o.data[l.sparse:])
 }
+
+// At returns component i of the gradient, in the order of Policy.Param.
+func (g *Grads) At(i int) float64 { return g.data[i] }

@@ -78,12 +78,21 @@ func (p *Policy) Clone() *Policy {
 	return &c
 }
 
-// CopyFrom overwrites p's parameters and version with src's without
-// allocating. It returns ErrShape when the configurations differ.
+// SameShape reports whether q has p's architecture and features (Buckets,
+// EmbedDim, Hidden, History): its parameters and gradients line up with
+// p's and it reads the same Features.
+func (p *Policy) SameShape(q *Policy) bool {
+	a, b := p.cfg, q.cfg
+	return a.Buckets == b.Buckets && a.EmbedDim == b.EmbedDim && a.Hidden == b.Hidden && a.History == b.History
+}
+
+// CopyFrom overwrites p's parameters, configuration and version with src's
+// without allocating. It returns ErrShape unless p.SameShape(src).
 func (p *Policy) CopyFrom(src *Policy) error {
-	if p.cfg != src.cfg {
+	if !p.SameShape(src) {
 		return ErrShape
 	}
+	p.cfg = src.cfg
 	copy(p.params, src.params)
 	p.touched.clear()
 	for _, r := range src.touched.list {
@@ -91,4 +100,17 @@ func (p *Policy) CopyFrom(src *Policy) error {
 	}
 	p.version = src.version
 	return nil
+}
+
+// Param returns parameter i of the flat parameter vector (for gradient
+// checks and diagnostics; 0 ≤ i < NumParams).
+func (p *Policy) Param(i int) float64 { return p.params[i] }
+
+// SetParam sets parameter i of the flat parameter vector, keeping the
+// snapshot bookkeeping right (for gradient checks and diagnostics).
+func (p *Policy) SetParam(i int, v float64) {
+	if i < p.lay.sparse {
+		p.touched.add(int32(i / p.lay.row))
+	}
+	p.params[i] = v
 }

@@ -1,0 +1,121 @@
+package learner
+
+// assignAdvantages fills every sample's per-step advantages (and PPO's value
+// targets) according to the configured algorithm.
+func (t *Trainer) assignAdvantages(samples []*sample, groups []*group) {
+	switch t.cfg.Algo {
+	case PPO:
+		t.assignPPO(samples)
+	case GiGPO:
+		t.assignEpisode(samples, groups)
+		t.addStepAdvantages(samples, groups)
+	default:
+		t.assignEpisode(samples, groups)
+	}
+}
+
+// assignEpisode gives every step of a sample its group-normalised return
+// (GRPO, and GiGPO's episode part).
+func (t *Trainer) assignEpisode(samples []*sample, groups []*group) {
+	var pool []float64 // on-policy returns, the fallback baseline
+	for _, s := range samples {
+		if !s.off {
+			pool = append(pool, s.ret)
+		}
+	}
+	for _, g := range groups {
+		rets := make([]float64, 0, len(g.members)+len(pool))
+		for _, i := range g.members {
+			rets = append(rets, samples[i].ret)
+		}
+		if !g.hasOn {
+			if t.cfg.OffPolicyFallback == FallbackDrop {
+				rets = rets[:0]
+			} else {
+				rets = append(rets, pool...)
+			}
+		}
+		adv, _, _ := Normalize(rets, t.cfg.MinGroupStd, t.cfg.AdvEps)
+		for k, i := range g.members {
+			s := samples[i]
+			s.adv = make([]float64, len(s.rewards))
+			if k < len(adv) {
+				fill(s.adv, adv[k])
+			}
+		}
+	}
+}
+
+// addStepAdvantages adds GiGPO's step advantage: the discounted return from
+// each step, normalised among the steps of the same group that share a
+// state key (steps with StateKey 0 have no anchor and get none).
+func (t *Trainer) addStepAdvantages(samples []*sample, groups []*group) {
+	type ref struct{ s, t int }
+	for _, g := range groups {
+		anchors := map[uint64][]ref{}
+		var keys []uint64 // in first-seen order, for determinism
+		returns := make(map[int][]float64, len(g.members))
+		for _, i := range g.members {
+			s := samples[i]
+			returns[i] = DiscountedReturns(s.rewards, t.cfg.Gamma)
+			for k, st := range s.t.Steps {
+				if st.StateKey == 0 {
+					continue
+				}
+				if _, ok := anchors[st.StateKey]; !ok {
+					keys = append(keys, st.StateKey)
+				}
+				anchors[st.StateKey] = append(anchors[st.StateKey], ref{i, k})
+			}
+		}
+		for _, key := range keys {
+			refs := anchors[key]
+			vals := make([]float64, len(refs))
+			for j, r := range refs {
+				vals[j] = returns[r.s][r.t]
+			}
+			adv, _, _ := Normalize(vals, t.cfg.MinGroupStd, t.cfg.AdvEps)
+			for j, r := range refs {
+				samples[r.s].adv[r.t] += t.cfg.StepWeight * adv[j]
+			}
+		}
+	}
+}
+
+// assignPPO computes GAE advantages and value targets from V_old, then
+// whitens the advantages over the on-policy steps (all steps if there are
+// none) unless KeepRawAdvantages is set.
+func (t *Trainer) assignPPO(samples []*sample) {
+	var m moments
+	anyOn := false
+	for _, s := range samples {
+		anyOn = anyOn || !s.off
+	}
+	for _, s := range samples {
+		s.adv, s.targets = GAE(s.rewards, s.values, t.cfg.Gamma, t.cfg.Lambda)
+		if !s.off || !anyOn {
+			for _, a := range s.adv {
+				m.add(a)
+			}
+		}
+	}
+	if t.cfg.KeepRawAdvantages {
+		return
+	}
+	mean, std := m.meanStd()
+	for _, s := range samples {
+		for i, a := range s.adv {
+			if std < t.cfg.MinGroupStd || std == 0 {
+				s.adv[i] = 0
+			} else {
+				s.adv[i] = (a - mean) / (std + t.cfg.AdvEps)
+			}
+		}
+	}
+}
+
+func fill(v []float64, x float64) {
+	for i := range v {
+		v[i] = x
+	}
+}

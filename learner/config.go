@@ -1,0 +1,226 @@
+package learner
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Algo names the base algorithm RSPO wraps.
+type Algo string
+
+// The base algorithms.
+const (
+	// GRPO: group-normalised outcome, the same advantage at every step.
+	GRPO Algo = "grpo"
+	// PPO: a critic (the policy's value head) and GAE over turns.
+	PPO Algo = "ppo"
+	// GiGPO: GRPO's episode advantage plus a step advantage normalised among
+	// steps of the group that share a state key.
+	GiGPO Algo = "gigpo"
+)
+
+// RewardSource says which per-step reward label the trainer learns from.
+type RewardSource string
+
+// The reward sources.
+const (
+	// RewardOutcome reads Step.Reward, the environment's reward (the outcome
+	// on the last step). Explorer trajectories must have been swapped.
+	RewardOutcome RewardSource = "outcome"
+	// RewardDense reads Step.DenseReward, the PRM's per-step score (the
+	// explorer's own training, and the dense-only baseline).
+	RewardDense RewardSource = "dense"
+)
+
+// Fallback says how an off-policy trajectory is normalised when no
+// on-policy group of its task is in the batch.
+type Fallback string
+
+// The fallbacks.
+const (
+	// FallbackBatch normalises it against all on-policy returns of the
+	// batch (or, with none, against all off-policy returns): a swapped-in
+	// success still counts against the batch's failures.
+	FallbackBatch Fallback = "batch"
+	// FallbackDrop gives it advantage 0: only its KL term remains.
+	FallbackDrop Fallback = "drop"
+)
+
+// Config holds the learner's hyper-parameters. Zero fields take the
+// defaults listed; Validate reports every invalid field.
+type Config struct {
+	// Algo is the base algorithm. Default GRPO.
+	Algo Algo
+	// Rewards is the reward source. Default RewardOutcome.
+	Rewards RewardSource
+	// Alpha weighs the off-policy term (eq. 1). Default 1/8. It only matters
+	// when both on- and off-policy data are present.
+	Alpha float64
+	// EpsOn is the on-policy clip ε. Default 0.2.
+	EpsOn float64
+	// EpsOff is the off-policy clip ε around c = π_old/π_B. Default 0.1.
+	EpsOff float64
+	// Beta weighs KL(π_θ‖π_ref). Default 0.01; NoKL turns it off.
+	Beta float64
+	// EntropyCoef weighs an entropy bonus. Default 0.
+	EntropyCoef float64
+	// Epochs is the number of passes over a batch per update. Default 1
+	// (with one epoch and one minibatch the clip never binds).
+	Epochs int
+	// MiniBatches splits each epoch into this many optimiser steps.
+	// Default 1.
+	MiniBatches int
+	// MinGroupStd: a group whose returns have a smaller standard deviation
+	// gets zero advantages (for PPO: a batch whose advantages do), so a
+	// near-constant reward is not blown up into unit-size noise. Default 0
+	// (off); FINDINGS.md: with a flat PRM it freezes the explorer.
+	MinGroupStd float64
+	// AdvEps is δ in A = (R − mean)/(std + δ). Default 1e-6.
+	AdvEps float64
+	// LR is Adam's learning rate. Default 0.01.
+	LR float64
+	// MaxGradNorm clips the gradient's norm; NoClip turns clipping off.
+	// Default 1.
+	MaxGradNorm float64
+	// Gamma is the discount over turns (PPO's GAE, GiGPO's step returns).
+	// Default 0.95 for GiGPO and 1 for PPO. Set a value in (0, 1].
+	Gamma float64
+	// Lambda is GAE's λ. Default 0.95.
+	Lambda float64
+	// ValueCoef weighs PPO's value loss ½(V − R)². Default 0.5.
+	ValueCoef float64
+	// KeepRawAdvantages turns off PPO's advantage whitening (by default
+	// PPO's advantages are normalised over the batch's on-policy steps).
+	KeepRawAdvantages bool
+	// StepWeight ω weighs GiGPO's step advantage. Default 1.
+	StepWeight float64
+	// OffPolicyFallback says how to normalise a buffer trajectory whose task
+	// has no on-policy group in the batch. Default FallbackBatch.
+	OffPolicyFallback Fallback
+	// Seed drives minibatch shuffling. Default 1.
+	Seed int64
+}
+
+// Sentinel values for fields whose zero means "default".
+const (
+	// NoKL turns the KL penalty off (Beta = NoKL).
+	NoKL = -1.0
+	// NoClip turns gradient-norm clipping off (MaxGradNorm = NoClip).
+	NoClip = -1.0
+)
+
+// WithDefaults returns a copy of c with zero fields set to their defaults
+// and the sentinels resolved.
+func (c Config) WithDefaults() Config {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Algo == "" {
+		c.Algo = GRPO
+	}
+	if c.Rewards == "" {
+		c.Rewards = RewardOutcome
+	}
+	if c.OffPolicyFallback == "" {
+		c.OffPolicyFallback = FallbackBatch
+	}
+	def(&c.Alpha, 1.0/8)
+	def(&c.EpsOn, 0.2)
+	def(&c.EpsOff, 0.1)
+	def(&c.Beta, 0.01)
+	if c.Beta == NoKL {
+		c.Beta = 0
+	}
+	def(&c.AdvEps, 1e-6)
+	def(&c.LR, 0.01)
+	def(&c.MaxGradNorm, 1)
+	if c.MaxGradNorm == NoClip {
+		c.MaxGradNorm = 0
+	}
+	if c.Algo == PPO {
+		def(&c.Gamma, 1)
+	}
+	def(&c.Gamma, 0.95)
+	def(&c.Lambda, 0.95)
+	def(&c.ValueCoef, 0.5)
+	def(&c.StepWeight, 1)
+	if c.Epochs == 0 {
+		c.Epochs = 1
+	}
+	if c.MiniBatches == 0 {
+		c.MiniBatches = 1
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	return c
+}
+
+// Validate reports every invalid field (after defaults) joined with
+// errors.Join; each is a ConfigError.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)})
+	}
+	in := func(v, lo, hi float64) bool { return v >= lo && v <= hi && !math.IsNaN(v) }
+	if c.Algo != GRPO && c.Algo != PPO && c.Algo != GiGPO {
+		bad("Algo", "%q is not grpo, ppo or gigpo", c.Algo)
+	}
+	if c.Rewards != RewardOutcome && c.Rewards != RewardDense {
+		bad("Rewards", "%q is not outcome or dense", c.Rewards)
+	}
+	if c.OffPolicyFallback != FallbackBatch && c.OffPolicyFallback != FallbackDrop {
+		bad("OffPolicyFallback", "%q is not batch or drop", c.OffPolicyFallback)
+	}
+	if !in(c.Alpha, 0, 1) || c.Alpha == 1 {
+		bad("Alpha", "%v not in (0, 1)", c.Alpha)
+	}
+	if !in(c.EpsOn, 1e-6, 10) {
+		bad("EpsOn", "%v not in (0, 10]", c.EpsOn)
+	}
+	if !in(c.EpsOff, 1e-6, 10) {
+		bad("EpsOff", "%v not in (0, 10]", c.EpsOff)
+	}
+	if !in(c.Beta, 0, 100) {
+		bad("Beta", "%v not in [0, 100] (NoKL for none)", c.Beta)
+	}
+	if !in(c.EntropyCoef, 0, 100) {
+		bad("EntropyCoef", "%v not in [0, 100]", c.EntropyCoef)
+	}
+	if c.Epochs < 1 || c.Epochs > 100 {
+		bad("Epochs", "%d not in 1..100", c.Epochs)
+	}
+	if c.MiniBatches < 1 || c.MiniBatches > 1024 {
+		bad("MiniBatches", "%d not in 1..1024", c.MiniBatches)
+	}
+	if !in(c.MinGroupStd, 0, 1e6) {
+		bad("MinGroupStd", "%v not in [0, 1e6]", c.MinGroupStd)
+	}
+	if !in(c.AdvEps, 1e-12, 1) {
+		bad("AdvEps", "%v not in (0, 1]", c.AdvEps)
+	}
+	if !in(c.LR, 1e-9, 10) {
+		bad("LR", "%v not in (0, 10]", c.LR)
+	}
+	if !in(c.MaxGradNorm, 0, 1e9) {
+		bad("MaxGradNorm", "%v negative (NoClip for none)", c.MaxGradNorm)
+	}
+	if !in(c.Gamma, 1e-9, 1) {
+		bad("Gamma", "%v not in (0, 1]", c.Gamma)
+	}
+	if !in(c.Lambda, 0, 1) {
+		bad("Lambda", "%v not in [0, 1]", c.Lambda)
+	}
+	if !in(c.ValueCoef, 0, 1e3) {
+		bad("ValueCoef", "%v not in [0, 1000]", c.ValueCoef)
+	}
+	if !in(c.StepWeight, 0, 1e3) {
+		bad("StepWeight", "%v not in [0, 1000]", c.StepWeight)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,21 @@
+// Package learner turns scored trajectories into policy updates: advantages
+// (GRPO, PPO with GAE, GiGPO), the RSPO objective with generalized clipping
+// for off-policy (replay buffer) data, and a Trainer that applies one update
+// per batch.
+//
+// The objective follows RSPO.md eq. 1, 3 and 4:
+//
+//	J_total = (1-α)·J_on + α·J_off
+//	J_on    = mean_{i,t} min(r·A, clip(r, 1-ε_on, 1+ε_on)·A) − β·KL(π_θ‖π_ref),   r = π_θ/π_old
+//	J_off   = mean_{i,t} min(r·A, clip(r, c-ε_off, c+ε_off)·A) − β·KL(π_θ‖π_ref), r = π_θ/π_B, c = π_old/π_B
+//
+// computed in log space (differences of log-probabilities, then exp; no
+// division by a probability). π_old for on-policy steps is the behaviour
+// log-prob the actor recorded; for off-policy steps it is the trainer's
+// policy at the start of the update. With no off-policy data the objective
+// is exactly the base algorithm's.
+//
+// The package is pure: it knows nothing about NATS. The learner service,
+// the explorer (training its copy on dense rewards) and the experiments all
+// drive the same Trainer.
+package learner

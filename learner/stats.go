@@ -1,0 +1,105 @@
+package learner
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// UpdateStats are the figures of one update, reported separately for the
+// on-policy and the off-policy (buffer) data. Ratios, clip fractions, KL and
+// entropy are averaged over every step of every epoch; advantages and
+// returns over the batch. Fields with no data (e.g. off-policy figures of a
+// batch without buffer data) are 0.
+type UpdateStats struct {
+	Update        int64 `json:"update"`
+	PolicyVersion int64 `json:"policy_version"`
+
+	OnTrajectories  float64 `json:"on_trajectories"`
+	OffTrajectories float64 `json:"off_trajectories"`
+	OnSteps         float64 `json:"on_steps"`
+	OffSteps        float64 `json:"off_steps"`
+
+	// Loss is the minimised loss (−J_total plus the value and entropy
+	// terms), averaged over the optimiser steps.
+	Loss      float64 `json:"loss"`
+	ValueLoss float64 `json:"value_loss"`
+	// GradNorm is the gradient norm before clipping, averaged over the
+	// optimiser steps; GradNormMax its largest value.
+	GradNorm    float64 `json:"grad_norm"`
+	GradNormMax float64 `json:"grad_norm_max"`
+
+	RatioMeanOn  float64 `json:"ratio_mean_on"`
+	RatioMeanOff float64 `json:"ratio_mean_off"`
+	// CMeanOff is the mean centre c = π_old/π_B of the off-policy clip.
+	CMeanOff    float64 `json:"c_mean_off"`
+	ClipFracOn  float64 `json:"clip_frac_on"`
+	ClipFracOff float64 `json:"clip_frac_off"`
+	KLOn        float64 `json:"kl_on"`
+	KLOff       float64 `json:"kl_off"`
+	EntropyOn   float64 `json:"entropy_on"`
+	EntropyOff  float64 `json:"entropy_off"`
+
+	AdvMeanOn  float64 `json:"adv_mean_on"`
+	AdvStdOn   float64 `json:"adv_std_on"`
+	AdvMeanOff float64 `json:"adv_mean_off"`
+	AdvStdOff  float64 `json:"adv_std_off"`
+
+	ReturnMeanOn  float64 `json:"return_mean_on"`
+	ReturnMeanOff float64 `json:"return_mean_off"`
+	SuccessOn     float64 `json:"success_on"`
+	SuccessOff    float64 `json:"success_off"`
+
+	// AllFail/AllSuccess fractions count groups whose trajectories all
+	// failed or all succeeded: on-policy groups by GroupID, off-policy
+	// trajectories grouped by task.
+	AllFailFracOn     float64 `json:"all_fail_frac_on"`
+	AllSuccessFracOn  float64 `json:"all_success_frac_on"`
+	AllFailFracOff    float64 `json:"all_fail_frac_off"`
+	AllSuccessFracOff float64 `json:"all_success_frac_off"`
+	// ZeroAdvGroupFrac is the fraction of normalisation groups (on-policy
+	// groups with the buffer data joined) whose advantages are all zero.
+	ZeroAdvGroupFrac float64 `json:"zero_adv_group_frac"`
+	// OffFallback counts off-policy trajectories whose task had no
+	// on-policy group (normalised by Config.OffPolicyFallback).
+	OffFallback float64 `json:"off_fallback"`
+	// ValueMean is the mean V_old(s) over on-policy steps.
+	ValueMean float64 `json:"value_mean"`
+}
+
+// Map returns the figures by their JSON names, for metrics events.
+func (s UpdateStats) Map() map[string]float64 {
+	b, _ := json.Marshal(s)
+	m := map[string]float64{}
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// running accumulates a mean.
+type running struct{ sum, n float64 }
+
+func (r *running) add(v float64) { r.sum += v; r.n++ }
+
+func (r *running) mean() float64 {
+	if r.n == 0 {
+		return 0
+	}
+	return r.sum / r.n
+}
+
+// moments accumulates a mean and a standard deviation.
+type moments struct{ sum, sq, n float64 }
+
+func (m *moments) add(v float64) { m.sum += v; m.sq += v * v; m.n++ }
+
+func (m *moments) meanStd() (float64, float64) {
+	if m.n == 0 {
+		return 0, 0
+	}
+	mean := m.sum / m.n
+	return mean, math.Sqrt(max(m.sq/m.n-mean*mean, 0))
+}
+
+// stepStats accumulates the per-step figures of one data kind.
+type stepStats struct {
+	ratio, clip, kl, entropy, c running
+}

@@ -1,0 +1,126 @@
+package learner
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// Trainer applies updates to one policy. It is not safe for concurrent use.
+type Trainer struct {
+	cfg     Config
+	pol     *policy.Policy
+	ref     *policy.Policy
+	opt     *policy.Adam
+	grads   *policy.Grads
+	fz      *policy.Featurizer
+	rng     *rand.Rand
+	updates int64
+}
+
+// New returns a trainer that updates p in place. The reference policy of
+// the KL term is a copy of p as it is now (see SetReference). It returns
+// ConfigErrors (matching ErrConfig) for an invalid configuration.
+func New(p *policy.Policy, cfg Config) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	opt, err := policy.NewAdam(p, policy.AdamConfig{LR: cfg.LR})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return &Trainer{
+		cfg: cfg, pol: p, ref: p.Clone(), opt: opt, grads: p.NewGrads(), fz: p.NewFeaturizer(),
+		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x7261696e)),
+	}, nil
+}
+
+// Config returns the configuration with defaults filled in.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// Policy returns the policy being trained (shared, not a copy).
+func (t *Trainer) Policy() *policy.Policy { return t.pol }
+
+// Reference returns π_ref of the KL term.
+func (t *Trainer) Reference() *policy.Policy { return t.ref }
+
+// SetReference replaces π_ref with a copy of ref, which must have the
+// trained policy's shape (else policy.ErrShape).
+func (t *Trainer) SetReference(ref *policy.Policy) error {
+	if !t.pol.SameShape(ref) {
+		return policy.ErrShape
+	}
+	t.ref = ref.Clone()
+	return nil
+}
+
+// SetLR changes Adam's learning rate (for schedules).
+func (t *Trainer) SetLR(lr float64) { t.opt.SetLR(lr) }
+
+// Updates is the number of updates applied.
+func (t *Trainer) Updates() int64 { return t.updates }
+
+// Update applies one update from a batch: on-policy trajectories grouped by
+// GroupID, and optional off-policy (buffer) trajectories, each of which is
+// normalised with the on-policy group of its TaskID (or by the configured
+// fallback). It increments the policy's version. A bad trajectory returns a
+// BatchError (matching ErrBatch) and leaves the policy unchanged.
+func (t *Trainer) Update(onPolicy, offPolicy []*schemas.Trajectory) (UpdateStats, error) {
+	if len(onPolicy)+len(offPolicy) == 0 {
+		return UpdateStats{}, &BatchError{Reason: "empty batch"}
+	}
+	samples, err := t.prepare(onPolicy, offPolicy)
+	if err != nil {
+		return UpdateStats{}, err
+	}
+	groups := groupSamples(samples)
+	t.oldPass(samples)
+	t.assignAdvantages(samples, groups)
+	st := t.optimize(samples)
+	t.batchStats(&st, samples, groups)
+	t.updates++
+	t.pol.SetVersion(t.pol.Version() + 1)
+	st.Update, st.PolicyVersion = t.updates, t.pol.Version()
+	return st, nil
+}
+
+// prepare validates and featurises every trajectory.
+func (t *Trainer) prepare(on, off []*schemas.Trajectory) ([]*sample, error) {
+	samples := make([]*sample, 0, len(on)+len(off))
+	for k, list := range [][]*schemas.Trajectory{on, off} {
+		for _, tr := range list {
+			s, err := newSample(tr, k == 1, t.cfg.Rewards, t.fz)
+			if err != nil {
+				return nil, err
+			}
+			samples = append(samples, s)
+		}
+	}
+	return samples, nil
+}
+
+// oldPass runs the policy as it is before the update (π_old) and the
+// reference over every step: V_old, log π_old for off-policy steps, and
+// log π_ref.
+func (t *Trainer) oldPass(samples []*sample) {
+	var ps, rs policy.Pass
+	for _, s := range samples {
+		n := len(s.feats)
+		s.values, s.refLogP = make([]float64, n), make([][]float64, n)
+		if s.off {
+			s.oldLogP = make([]float64, n)
+		}
+		for i, f := range s.feats {
+			t.pol.Forward(f, &ps)
+			s.values[i] = ps.Value
+			if s.off {
+				s.oldLogP[i] = ps.LogProbs[s.t.Steps[i].ActionIndex]
+			}
+			t.ref.Forward(f, &rs)
+			s.refLogP[i] = append([]float64(nil), rs.LogProbs...)
+		}
+	}
+}
