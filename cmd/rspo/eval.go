@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rspo-dev/rspo/envs"
+	_ "github.com/rspo-dev/rspo/envs/household" // registers "household"
+	_ "github.com/rspo-dev/rspo/envs/shop"      // registers "shop"
+)
+
+func init() { addCommand(newEvalCmd) }
+
+// defaultTrainEpisodes is the number of train tasks evaluated when
+// --episodes is not given.
+const defaultTrainEpisodes = 500
+
+// evalPolicies builds the agents `rspo eval --policy` knows. Trained
+// policies add themselves here.
+var evalPolicies = map[string]func(env envs.Env) (envs.Agent, error){
+	"random": func(envs.Env) (envs.Agent, error) { return envs.RandomAgent{}, nil },
+	"expert": func(env envs.Env) (envs.Agent, error) { return envs.NewExpertAgent(env) },
+}
+
+// evalFlags are the flags of `rspo eval`.
+type evalFlags struct {
+	env, split, policy string
+	episodes           int
+	seed               int64
+	json               bool
+	envOpts            map[string]string
+}
+
+func newEvalCmd() *cobra.Command {
+	var f evalFlags
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Evaluate a policy on an environment: success rate, mean score and steps per task type",
+		Long: "Run a policy on the tasks of one split and print the success rate, mean score (outcome\n" +
+			"reward), mean steps and share of inadmissible actions, overall and per task type.\n\n" +
+			"On train, --episodes tasks are generated from --seed (default " + fmt.Sprint(defaultTrainEpisodes) + "), one episode each.\n" +
+			"On a fixed split every task runs once, or --episodes episodes cycle through its tasks.\n" +
+			"--seed also seeds the policy's sampling, so a command line always prints the same figures.",
+		Example: "  rspo eval --env household --split eval_in_distribution --policy expert\n" +
+			"  rspo eval --env household --split train --policy random --episodes 5000 --env-opt preset=easy\n" +
+			"  rspo eval --env shop --split eval --policy random --json | jq .overall",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := runEval(cmd, f)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetEscapeHTML(false)
+				return enc.Encode(res)
+			}
+			return writeEvalTable(cmd.OutOrStdout(), res)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.env, "env", "household", "environment: "+strings.Join(envs.Names(), "|"))
+	fs.StringVar(&f.split, "split", envs.SplitTrain, "task split, e.g. train, eval_in_distribution, eval_out_of_distribution (household), eval (shop)")
+	fs.StringVar(&f.policy, "policy", "random", "policy: "+strings.Join(policyNames(), "|"))
+	fs.IntVar(&f.episodes, "episodes", 0, "number of episodes (0: every task of a fixed split, or "+fmt.Sprint(defaultTrainEpisodes)+" train tasks)")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of the train tasks and of the policy's sampling")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of a table")
+	fs.StringToStringVar(&f.envOpts, "env-opt", nil, "environment option key=value, e.g. preset=easy,max_steps=30")
+	return cmd
+}
+
+// evalResult is what `rspo eval` prints.
+type evalResult struct {
+	Split   string            `json:"split"`
+	Policy  string            `json:"policy"`
+	Seed    int64             `json:"seed"`
+	Options map[string]string `json:"options,omitempty"`
+	Tasks   int               `json:"tasks"`
+	envs.Report
+}
+
+// runEval checks the flags, builds the environment, tasks and agent, and
+// evaluates.
+func runEval(cmd *cobra.Command, f evalFlags) (evalResult, error) {
+	newAgent, ok := evalPolicies[f.policy]
+	if !ok {
+		return evalResult{}, fmt.Errorf("--policy %q: unknown policy (known: %s)", f.policy, strings.Join(policyNames(), ", "))
+	}
+	if f.episodes < 0 {
+		return evalResult{}, fmt.Errorf("--episodes %d: give a positive number, or 0 for the default", f.episodes)
+	}
+	env, err := envs.New(f.env, f.envOpts)
+	if err != nil {
+		return evalResult{}, fmt.Errorf("--env %s: %w", f.env, err)
+	}
+	if !slices.Contains(env.Splits(), f.split) {
+		return evalResult{}, fmt.Errorf("--split %q: %s has splits %s", f.split, env.Name(), strings.Join(env.Splits(), ", "))
+	}
+	tasks, episodes, err := evalTasks(env, f)
+	if err != nil {
+		return evalResult{}, err
+	}
+	agent, err := newAgent(env)
+	if err != nil {
+		return evalResult{}, fmt.Errorf("--policy %s: %w", f.policy, err)
+	}
+	rep, err := envs.Evaluate(cmd.Context(), env, tasks, agent, envs.EvalOptions{Episodes: episodes, Seed: f.seed})
+	if err != nil {
+		return evalResult{}, err
+	}
+	return evalResult{Split: f.split, Policy: f.policy, Seed: f.seed, Options: f.envOpts, Tasks: len(tasks), Report: rep}, nil
+}
+
+// evalTasks returns the tasks to evaluate and the number of episodes.
+func evalTasks(env envs.Env, f evalFlags) ([]envs.Task, int, error) {
+	if f.split == envs.SplitTrain {
+		n := f.episodes
+		if n == 0 {
+			n = defaultTrainEpisodes
+		}
+		tasks, err := env.Tasks(f.split, n, f.seed)
+		return tasks, len(tasks), err
+	}
+	tasks, err := env.Tasks(f.split, 0, f.seed)
+	if err == nil && len(tasks) == 0 {
+		err = errors.New("the split has no tasks")
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("--split %s: %w", f.split, err)
+	}
+	return tasks, f.episodes, nil
+}
+
+// policyNames lists the known policies.
+func policyNames() []string { return slices.Sorted(maps.Keys(evalPolicies)) }
+
+// writeEvalTable prints the result as a table, one row per task type.
+func writeEvalTable(out io.Writer, r evalResult) error {
+	fmt.Fprintf(out, "%s  split=%s  policy=%s  seed=%d  tasks=%d", r.Env, r.Split, r.Policy, r.Seed, r.Tasks)
+	for _, k := range slices.Sorted(maps.Keys(r.Options)) {
+		fmt.Fprintf(out, "  %s=%s", k, r.Options[k])
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "task type\tepisodes\tsuccess\tscore\tsteps\tinadmissible\t")
+	row := func(name string, s envs.Stats) {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f%%\t%.3f\t%.1f\t%.1f%%\t\n",
+			name, s.Episodes, 100*s.SuccessRate, s.MeanScore, s.MeanSteps, 100*s.InadmissibleRate)
+	}
+	for _, t := range r.Types {
+		row(t, r.ByType[t])
+	}
+	row("overall", r.Overall)
+	return tw.Flush()
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// decodeEval runs `rspo eval args... --json` and decodes the result.
+func decodeEval(t *testing.T, args ...string) evalResult {
+	t.Helper()
+	out, _, err := runRspo(testContext(t), append([]string{"eval", "--json"}, args...)...)
+	if err != nil {
+		t.Fatalf("rspo eval %v: %v", args, err)
+	}
+	var r evalResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decoding %q: %v", out, err)
+	}
+	return r
+}
+
+func TestEvalExpertSolvesFixedSplits(t *testing.T) {
+	tests := []struct {
+		env, split string
+		tasks      int
+	}{
+		{"household", "eval_in_distribution", 140},
+		{"household", "eval_out_of_distribution", 134},
+		{"shop", "eval", 500},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env+"/"+tt.split, func(t *testing.T) {
+			r := decodeEval(t, "--env", tt.env, "--split", tt.split, "--policy", "expert")
+			if r.Tasks != tt.tasks || r.Overall.Episodes != tt.tasks {
+				t.Errorf("got %d tasks and %d episodes, want %d", r.Tasks, r.Overall.Episodes, tt.tasks)
+			}
+			if r.Overall.SuccessRate != 1 {
+				t.Errorf("expert success %v, want 1", r.Overall.SuccessRate)
+			}
+			if len(r.ByType) == 0 || len(r.Types) != len(r.ByType) {
+				t.Errorf("got types %v and by_type %v, want one entry per type", r.Types, r.ByType)
+			}
+		})
+	}
+}
+
+func TestEvalRandomIsReproducible(t *testing.T) {
+	args := []string{"--env", "household", "--split", "train", "--policy", "random", "--episodes", "40", "--seed", "5", "--env-opt", "preset=easy"}
+	a, b := decodeEval(t, args...), decodeEval(t, args...)
+	if a.Overall != b.Overall {
+		t.Errorf("same command, different results: %+v vs %+v", a.Overall, b.Overall)
+	}
+	if a.Overall.Episodes != 40 || a.Options["preset"] != "easy" || a.Seed != 5 {
+		t.Errorf("got %+v, want 40 episodes of the easy preset with seed 5", a)
+	}
+	if a.Overall.MeanSteps <= 0 || a.Overall.MeanSteps > 30 {
+		t.Errorf("mean steps %v, want within the easy step limit 30", a.Overall.MeanSteps)
+	}
+}
+
+func TestEvalCyclesFixedSplit(t *testing.T) {
+	r := decodeEval(t, "--split", "eval_in_distribution", "--policy", "random", "--episodes", "300")
+	if r.Tasks != 140 || r.Overall.Episodes != 300 {
+		t.Errorf("got %d tasks, %d episodes; want 140 tasks, 300 episodes", r.Tasks, r.Overall.Episodes)
+	}
+}
+
+func TestEvalTable(t *testing.T) {
+	out, _, err := runRspo(testContext(t), "eval", "--split", "eval_out_of_distribution", "--policy", "expert")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"household  split=eval_out_of_distribution  policy=expert", "pick_heat_then_place", "overall", "100.00%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestEvalFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown env", []string{"--env", "zoo"}, `unknown environment "zoo"`},
+		{"unknown split", []string{"--split", "valid_seen"}, `--split "valid_seen": household has splits train`},
+		{"split of the other env", []string{"--env", "shop", "--split", "eval_in_distribution"}, "shop has splits"},
+		{"unknown policy", []string{"--policy", "oracle"}, `--policy "oracle": unknown policy (known: expert, random)`},
+		{"negative episodes", []string{"--episodes", "-3"}, "--episodes -3"},
+		{"bad env option", []string{"--env-opt", "preset=nightmare"}, `unknown preset "nightmare"`},
+		{"unknown env option", []string{"--env-opt", "colour=red"}, `unknown option "colour"`},
+		{"stray argument", []string{"household"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runRspo(testContext(t), append([]string{"eval"}, tt.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
