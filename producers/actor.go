@@ -1,0 +1,166 @@
+package producers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// ActorConfig configures an actor. Run is required.
+type ActorConfig struct {
+	// Run names the training run whose work queue the actor serves.
+	Run string
+	// Name identifies this actor in trajectories' Producer field.
+	// Default "actor-<hostname>-<pid>".
+	Name string
+	// Parallel is how many episodes run at once. Default GOMAXPROCS.
+	Parallel int
+	// PolicyCache is how many policy versions stay loaded. Default 4.
+	PolicyCache int
+	// AckWait bounds one request's processing before the work queue hands it
+	// to another actor. Default 2 minutes.
+	AckWait time.Duration
+	// Logger receives progress and errors. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c ActorConfig) withDefaults() ActorConfig {
+	if c.Name == "" {
+		host, _ := os.Hostname()
+		c.Name = fmt.Sprintf("actor-%s-%d", host, os.Getpid())
+	}
+	if c.Parallel <= 0 {
+		c.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = 2 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports every problem with the configuration.
+func (c ActorConfig) Validate() error {
+	return streams.ValidateRun(c.Run)
+}
+
+// ActorDurable is the work-queue consumer every actor of a run shares.
+const ActorDurable = "actors"
+
+// Actor serves rollout requests from the run's work queue: it loads the
+// requested policy version, plays the episodes in parallel and publishes
+// each trajectory to rspo.<run>.traj.onpolicy (or .explore, as the request
+// says). A request is acknowledged only once all its trajectories are
+// stored, so a crashed actor's request is redone by another; the redone
+// trajectories carry the same ids and seeds and are deduplicated.
+type Actor struct {
+	cfg      ActorConfig
+	js       jetstream.JetStream
+	policies *PolicyCache
+	envs     envCache
+}
+
+// NewActor returns an actor for cfg.
+func NewActor(js jetstream.JetStream, cfg ActorConfig) (*Actor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	return &Actor{cfg: cfg, js: js, policies: NewPolicyCache(js, cfg.Run, cfg.PolicyCache)}, nil
+}
+
+// Run serves requests until ctx ends, then finishes the request in hand.
+func (a *Actor) Run(ctx context.Context) error {
+	return streams.Consume(ctx, a.js, streams.ConsumerConfig{
+		Stream:        streams.StreamWork,
+		Durable:       ActorDurable,
+		FilterSubject: streams.Subjects(a.cfg.Run).WorkRollout,
+		Component:     "actor",
+		Batch:         1,
+		AckWait:       a.cfg.AckWait,
+		Logger:        a.cfg.Logger,
+	}, a.handle)
+}
+
+func (a *Actor) handle(ctx context.Context, msg jetstream.Msg) error {
+	req, err := schemas.DecodeRolloutRequest(msg.Data())
+	if err != nil {
+		return streams.Reject(err)
+	}
+	if req.Run != a.cfg.Run {
+		return streams.Rejectf("request for run %q on run %q's queue", req.Run, a.cfg.Run)
+	}
+	trajs, err := a.Serve(ctx, req)
+	if err != nil {
+		return err
+	}
+	a.cfg.Logger.Debug("rollout request served", "request", req.ID, "trajectories", len(trajs))
+	return nil
+}
+
+// Serve plays and publishes every episode of req and returns the
+// trajectories. Errors that no retry can fix (an unknown environment or a
+// task it cannot build) are returned as rejections.
+func (a *Actor) Serve(ctx context.Context, req schemas.RolloutRequest) ([]*schemas.Trajectory, error) {
+	env, err := a.envs.get(req.Env, req.EnvOptions)
+	if err != nil {
+		return nil, streams.Reject(err)
+	}
+	p, err := a.policies.Get(ctx, req.PolicyVersion)
+	if err != nil {
+		return nil, err // the snapshot may not be visible yet: retry
+	}
+	trajs, err := RolloutAll(ctx, env, p, a.episodes(req), a.cfg.Parallel)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, streams.Reject(err)
+	}
+	if err := publishAll(ctx, a.js, trajs); err != nil {
+		return nil, err
+	}
+	return trajs, nil
+}
+
+// episodes lists the request's episodes with their deterministic ids and seeds.
+func (a *Actor) episodes(req schemas.RolloutRequest) []Episode {
+	eps := make([]Episode, 0, len(req.Tasks)*req.GroupSize)
+	for i, ref := range req.Tasks {
+		for j := 0; j < req.GroupSize; j++ {
+			eps = append(eps, Episode{Task: TaskOf(ref), Opts: policy.RolloutOptions{
+				Seed:        EpisodeSeed(req.Seed, req.ID, i, j),
+				Temperature: req.Temperature,
+				ID:          RolloutTrajectoryID(req, i, j),
+				Source:      req.Source,
+				Run:         req.Run,
+				Producer:    a.cfg.Name,
+				GroupID:     RolloutGroupID(req, ref),
+				Cycle:       req.Cycle,
+				Seq:         RolloutSeq(req, i, j),
+			}})
+		}
+	}
+	return eps
+}
+
+// publishAll publishes trajectories, each confirmed by its ack, in order.
+func publishAll(ctx context.Context, js jetstream.JetStream, trajs []*schemas.Trajectory) error {
+	for _, t := range trajs {
+		if _, err := streams.PublishTrajectory(ctx, js, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package producers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// envCache builds each (name, options) environment once: building one can
+// be costly (the shop generates its catalogue and search index), and an
+// environment's Reset is safe for concurrent use.
+type envCache struct {
+	mu   sync.Mutex
+	envs map[string]envs.Env
+}
+
+func (c *envCache) get(name string, opts map[string]string) (envs.Env, error) {
+	key := envKey(name, opts)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.envs[key]; ok {
+		return e, nil
+	}
+	e, err := envs.New(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c.envs == nil {
+		c.envs = map[string]envs.Env{}
+	}
+	c.envs[key] = e
+	return e, nil
+}
+
+func envKey(name string, opts map[string]string) string {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(name)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\x00%s=%s", k, opts[k])
+	}
+	return b.String()
+}
+
+// TaskOf turns a request's task reference into the environment's task.
+func TaskOf(r schemas.TaskRef) envs.Task {
+	return envs.Task{ID: r.ID, Type: r.Type, Split: r.Split, Seed: r.Seed, Instruction: r.Instruction}
+}
+
+// TaskRefOf is the inverse of TaskOf.
+func TaskRefOf(t envs.Task) schemas.TaskRef {
+	return schemas.TaskRef{ID: t.ID, Type: t.Type, Split: t.Split, Seed: t.Seed, Instruction: t.Instruction}
+}

@@ -1,0 +1,52 @@
+package producers
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// Episode is one rollout to play: the task and the per-episode options
+// (seed, id, provenance).
+type Episode struct {
+	Task envs.Task
+	Opts policy.RolloutOptions
+}
+
+// RolloutAll plays every episode with p on env, parallel at once, and
+// returns the trajectories in the order of eps. Each episode is fully
+// determined by its options, so the result does not depend on scheduling.
+func RolloutAll(ctx context.Context, env envs.Env, p *policy.Policy, eps []Episode, parallel int) ([]*schemas.Trajectory, error) {
+	out := make([]*schemas.Trajectory, len(eps))
+	errs := make([]error, len(eps))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, min(parallel, len(eps))); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range jobs {
+				out[k], errs[k] = policy.Rollout(ctx, env, eps[k].Task, p, eps[k].Opts)
+			}
+		}()
+	}
+	for k := range eps {
+		jobs <- k
+	}
+	close(jobs)
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// EnvSteps counts the environment steps of trajectories.
+func EnvSteps(ts []*schemas.Trajectory) int64 {
+	var n int64
+	for _, t := range ts {
+		n += int64(len(t.Steps))
+	}
+	return n
+}
