@@ -150,9 +150,9 @@ func writeEvalTable(out io.Writer, r evalResult) error {
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "task type\tepisodes\tsuccess\tscore\tsteps\tinadmissible\t")
+	fmt.Fprintln(tw, "task type\tepisodes\tsuccess\tscore\tsteps\tinadmissible")
 	row := func(name string, s envs.Stats) {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f%%\t%.3f\t%.1f\t%.1f%%\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%.2f%%\t%.3f\t%.1f\t%.1f%%\n",
 			name, s.Episodes, 100*s.SuccessRate, s.MeanScore, s.MeanSteps, 100*s.InadmissibleRate)
 	}
 	for _, t := range r.Types {
