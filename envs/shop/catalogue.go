@@ -33,6 +33,7 @@ type product struct {
 	clickAction  string   // "click[b0…]"
 	optionAction [][]string
 	resultBlock  string // the product's lines on a results page
+	itemHead     string // title, price and rating lines of the item page
 }
 
 // review is one customer review.

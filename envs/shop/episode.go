@@ -2,7 +2,6 @@ package shop
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/rspo-dev/rspo/envs"
 )
@@ -40,7 +39,7 @@ type Episode struct {
 	obs      string   // the last observation
 	acts     []string // admissible actions, parallel to moves
 	moves    []move
-	sb       strings.Builder
+	buf      []byte // rendering buffer, reused
 }
 
 var _ envs.Episode = (*Episode)(nil)

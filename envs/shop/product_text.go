@@ -94,6 +94,7 @@ func (p *product) derive() {
 			p.optionAction[d] = append(p.optionAction[d], "click["+v+"]")
 		}
 	}
+	p.itemHead = fmt.Sprintf("%s\nPrice: $%.2f\nRating: %.1f\n", p.title, p.price, p.rating)
 	p.resultBlock = fmt.Sprintf("[button] %s [button_]\n%s\n$%.2f\n", p.id, p.title, p.price)
 }
 

@@ -18,7 +18,7 @@ const (
 
 // render sets pageText and the admissible actions for the current state.
 func (x *Episode) render() {
-	x.sb.Reset()
+	x.buf = x.buf[:0]
 	x.acts, x.moves = x.acts[:0], x.moves[:0]
 	switch x.page {
 	case pageSearch:
@@ -32,7 +32,14 @@ func (x *Episode) render() {
 	case pageDone:
 		x.renderDone()
 	}
-	x.pageText = x.sb.String()
+	x.pageText = string(x.buf)
+}
+
+// write appends text to the page being rendered.
+func (x *Episode) write(parts ...string) {
+	for _, p := range parts {
+		x.buf = append(x.buf, p...)
+	}
 }
 
 // add appends an admissible action and its move.
@@ -42,7 +49,7 @@ func (x *Episode) add(action string, m move) {
 }
 
 func (x *Episode) renderSearch() {
-	x.sb.WriteString(btnSearch)
+	x.write(btnSearch)
 	for i, a := range x.goal.searchActions {
 		x.add(a, move{kind: moveSearch, arg: i})
 	}
@@ -52,47 +59,51 @@ func (x *Episode) renderResults() {
 	res := x.goal.results[x.query]
 	lo := x.resultPage * PageSize
 	hi := min(lo+PageSize, len(res))
-	x.sb.WriteString(btnBackToSearch)
+	x.write(btnBackToSearch)
 	x.add(actBackToSearch, move{kind: moveBackToSearch})
-	x.sb.WriteString("Page " + strconv.Itoa(x.resultPage+1) + " (Total results: " + strconv.Itoa(len(res)) + ")\n")
+	x.write("Page ")
+	x.buf = strconv.AppendInt(x.buf, int64(x.resultPage+1), 10)
+	x.write(" (Total results: ")
+	x.buf = strconv.AppendInt(x.buf, int64(len(res)), 10)
+	x.write(")\n")
 	if x.resultPage > 0 {
-		x.sb.WriteString(btnPrev)
+		x.write(btnPrev)
 		x.add(actPrev, move{kind: movePrev})
 	}
 	if hi < len(res) {
-		x.sb.WriteString(btnNext)
+		x.write(btnNext)
 		x.add(actNext, move{kind: moveNext})
 	}
 	prods := x.env.world.cat.products
 	for _, d := range res[lo:hi] {
 		p := &prods[d]
-		x.sb.WriteString(p.resultBlock)
+		x.write(p.resultBlock)
 		x.add(p.clickAction, move{kind: moveItem, arg: int(d)})
 	}
 }
 
 func (x *Episode) renderItem() {
 	p := &x.env.world.cat.products[x.item]
-	x.sb.WriteString(btnBackToSearch)
-	x.sb.WriteString(btnPrev)
+	x.write(btnBackToSearch)
+	x.write(btnPrev)
 	x.add(actBackToSearch, move{kind: moveBackToSearch})
 	x.add(actPrev, move{kind: movePrev})
 	pt := &productTypes[p.ptype]
 	for d, vals := range p.options {
-		x.sb.WriteString(pt.Options[d].Name + ":")
+		x.write(pt.Options[d].Name, ":")
 		for i, v := range vals {
 			if x.selected[d] == i {
-				x.sb.WriteString(" [clicked button] " + v + " [clicked button_]")
+				x.write(" [clicked button] ", v, " [clicked button_]")
 			} else {
-				x.sb.WriteString(" [button] " + v + " [button_]")
+				x.write(" [button] ", v, " [button_]")
 			}
 			x.add(p.optionAction[d][i], move{kind: moveOption, arg: d, arg2: i})
 		}
-		x.sb.WriteByte('\n')
+		x.write("\n")
 	}
-	fmt.Fprintf(&x.sb, "%s\nPrice: $%.2f\nRating: %.1f\n", p.title, p.price, p.rating)
-	x.sb.WriteString(btnItemTabs)
-	x.sb.WriteString(btnBuy)
+	x.write(p.itemHead)
+	x.write(btnItemTabs)
+	x.write(btnBuy)
 	x.add(actDescription, move{kind: moveDescription})
 	x.add(actFeatures, move{kind: moveFeatures})
 	x.add(actReviews, move{kind: moveReviews})
@@ -101,20 +112,21 @@ func (x *Episode) renderItem() {
 
 func (x *Episode) renderSubpage() {
 	p := &x.env.world.cat.products[x.item]
-	x.sb.WriteString(btnBackToSearch)
-	x.sb.WriteString(btnPrev)
+	x.write(btnBackToSearch)
+	x.write(btnPrev)
 	x.add(actBackToSearch, move{kind: moveBackToSearch})
 	x.add(actPrev, move{kind: movePrev})
 	switch x.page {
 	case pageDescription:
-		x.sb.WriteString(p.description + "\n")
+		x.write(p.description, "\n")
 	case pageFeatures:
 		for _, f := range p.features {
-			x.sb.WriteString("- " + f + "\n")
+			x.write("- ", f, "\n")
 		}
 	case pageReviews:
 		for _, r := range p.reviews {
-			x.sb.WriteString(strconv.Itoa(r.stars) + "/5: " + r.text + "\n")
+			x.buf = strconv.AppendInt(x.buf, int64(r.stars), 10)
+			x.write("/5: ", r.text, "\n")
 		}
 	}
 }
@@ -131,6 +143,6 @@ func (x *Episode) renderDone() {
 	if len(opts) == 0 {
 		opts = append(opts, "none")
 	}
-	fmt.Fprintf(&x.sb, "Thank you for shopping with us!\nPurchased: %s %s\nOptions: %s\nPrice: $%.2f\nYour score (min 0.0, max 1.0): %.2f\n",
+	x.buf = fmt.Appendf(x.buf, "Thank you for shopping with us!\nPurchased: %s %s\nOptions: %s\nPrice: $%.2f\nYour score (min 0.0, max 1.0): %.2f\n",
 		p.id, p.title, strings.Join(opts, ", "), p.price, x.breakdown.Total)
 }
