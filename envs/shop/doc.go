@@ -26,6 +26,13 @@
 // and success means r = 1; see reward.go for the exact rules. Running into
 // the step limit (15 by default) without buying scores 0.
 //
+// Options (envs.New("shop", opts) or ParseOptions): preset ("standard",
+// the default, or "easy": fewer near-duplicates and candidate queries,
+// fewer attributes per instruction, 20 steps), max_steps, catalogue_size,
+// goals, near_duplicates, queries and goal_attributes; an unknown key or a
+// bad value is a ConfigError naming it. The Env implements envs.Planner: its
+// expert sees the target and solves every goal of every split.
+//
 // The package registers itself as "shop" with envs.Register; import it for
 // its side effect or call New directly.
 package shop
