@@ -57,8 +57,8 @@ var DefaultPlots = []PlotSpec{
 	{File: "clip_fractions.png", Title: "Clip fractions",
 		XLabel: "update", YLabel: "fraction of steps clipped", X: XUpdate,
 		Lines: []Line{
-			{Kind: "update", Value: "on_clip_frac", Legend: "on-policy"},
-			{Kind: "update", Value: "off_clip_frac", Legend: "off-policy (buffer)"},
+			{Kind: "update", Value: "clip_frac_on", Legend: "on-policy"},
+			{Kind: "update", Value: "clip_frac_off", Legend: "off-policy (buffer)"},
 		}},
 	{File: "repeated_state_visits.png", Title: "Repeated-state visits per on-policy batch",
 		XLabel: "update", YLabel: "repeated visits", X: XUpdate,

@@ -1,0 +1,71 @@
+package learnersvc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// Checkpoint is the learner's durable progress, kept in the state bucket
+// under <run>.learner.checkpoint and written after every published update.
+// With the policy snapshot of Version it is all a restarted learner needs.
+type Checkpoint struct {
+	// Update is the number of updates done; Version the π_θ version they
+	// produced (stored in the policy bucket).
+	Update  int64 `json:"update"`
+	Version int64 `json:"version"`
+	// PRMVersion is the PRM the next cycle scores with (0: none yet).
+	PRMVersion int64 `json:"prm_version"`
+	// TrajSeq is the RSPO_TRAJ sequence from which the next update's
+	// rollouts are looked for.
+	TrajSeq uint64 `json:"traj_seq"`
+	// Environment steps spent so far, by actors (training rollouts) and by
+	// explorers.
+	EnvStepsActor    int64 `json:"env_steps_actor"`
+	EnvStepsExplorer int64 `json:"env_steps_explorer"`
+	// ExploredCycles is the highest cycle whose exploration was counted.
+	ExploredCycles int64 `json:"explored_cycles"`
+	// Finished is set once run.finished is published.
+	Finished bool `json:"finished"`
+}
+
+func checkpointKey(run string) string { return streams.StateKey(run, "learner", "checkpoint") }
+
+// LoadCheckpoint reads a run's checkpoint; ok is false for a new run.
+func LoadCheckpoint(ctx context.Context, js jetstream.JetStream, run string) (cp Checkpoint, ok bool, err error) {
+	kv, err := streams.State(ctx, js)
+	if err != nil {
+		return Checkpoint{}, false, err
+	}
+	entry, err := kv.Get(ctx, checkpointKey(run))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Checkpoint{}, false, nil
+	}
+	if err != nil {
+		return Checkpoint{}, false, fmt.Errorf("learnersvc: read checkpoint: %w", err)
+	}
+	if err := json.Unmarshal(entry.Value(), &cp); err != nil {
+		return Checkpoint{}, false, fmt.Errorf("learnersvc: checkpoint of run %s is corrupt: %w", run, err)
+	}
+	return cp, true, nil
+}
+
+func saveCheckpoint(ctx context.Context, js jetstream.JetStream, run string, cp Checkpoint) error {
+	kv, err := streams.State(ctx, js)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	if _, err := kv.Put(ctx, checkpointKey(run), b); err != nil {
+		return fmt.Errorf("learnersvc: write checkpoint: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package learnersvc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/learner"
+	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/prm"
+	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// Config configures the learner service. Every field documents its default;
+// Validate reports every problem at once.
+type Config struct {
+	// Run names the run. Required.
+	Run string
+	// Env and EnvOptions select the environment. Default "household".
+	Env        string
+	EnvOptions map[string]string
+
+	// Trainer holds the objective's hyper-parameters (algorithm, α, ε, β,
+	// learning rate, ...); see learner.Config for its defaults.
+	Trainer learner.Config
+	// Policy shapes π_θ at the start of a run; see policy.Config.
+	Policy policy.Config
+
+	// Updates is the number of learner updates in the run. Default 30.
+	Updates int
+	// Tasks is B, the tasks per update. Default 16.
+	Tasks int
+	// GroupSize is N, the rollouts per task. Default 8.
+	GroupSize int
+	// Seed makes the run reproducible. Default 1.
+	Seed int64
+
+	// RSPO turns on the explorer, the swap and the buffer. Off: the plain
+	// base algorithm on (B·N) on-policy rollouts per update.
+	RSPO bool
+	// DenseOnly trains π_θ directly on the PRM's dense rewards (the
+	// reward-hacking baseline). Excludes RSPO.
+	DenseOnly bool
+	// K is the number of learner updates per cycle, and the number of
+	// dense-reward updates the explorer makes of π_B. Default 3.
+	K int
+	// Explorer is the explorer's mode; the learner needs it to know whether
+	// a PRM must exist. Default prm.
+	Explorer producers.ExplorerMode
+	// ExploreGroupSize is the explorer's rollouts per task in each of its
+	// training updates. Default GroupSize/2 (at least 2).
+	ExploreGroupSize int
+	// ExploreCollect is the final π_B's rollouts per task published for the
+	// swap. Default 1; 0 needs SwapAll.
+	ExploreCollect int
+	// ExploreCollectSet marks ExploreCollect as set (so 0 can be asked for).
+	ExploreCollectSet bool
+	// SwapAll publishes every explorer training rollout into the buffer.
+	SwapAll bool
+
+	// PRM is the initial PRM (e.g. trained on other runs); nil with a PRM
+	// needed means a warm-up: collect PRMWarmupTasks×GroupSize rollouts
+	// with the initial policy and train on them.
+	PRM *prm.Model `json:"-"`
+	// PRMWarmupTasks is the number of tasks of the warm-up. Default 64.
+	PRMWarmupTasks int
+	// PRMRefresh retrains the PRM from the run's streams at every cycle end.
+	PRMRefresh bool
+	// PRMTrain configures PRM training (warm-up and refresh).
+	PRMTrain prm.TrainConfig
+
+	// EvalEvery evaluates π_θ every this many updates (and at the end).
+	// Default 10; 0 keeps the default, a negative value only at the end.
+	EvalEvery int
+	// EvalEpisodes is the number of episodes per eval split. Default 64.
+	EvalEpisodes int
+	// EvalSplits are the splits evaluated. Default: every split but train.
+	EvalSplits []string
+	// EvalGreedy evaluates with the most probable action instead of sampling.
+	EvalGreedy bool
+
+	// ChunkTasks is the number of tasks per rollout request: smaller chunks
+	// spread an update over more actors. Default 2.
+	ChunkTasks int
+	// RolloutTimeout bounds the wait for an update's on-policy rollouts.
+	// Default 10 minutes.
+	RolloutTimeout time.Duration
+	// ExploreTimeout bounds the wait for a cycle's exploration and its
+	// records in the buffer; past it the learner logs a warning and trains
+	// with what the buffer holds. Default 10 minutes.
+	ExploreTimeout time.Duration
+	// KeepVersions is how many recent policy snapshots stay in the object
+	// store (version 0, the reference policy, always stays). Default K+3.
+	KeepVersions int
+	// Parallel is how many evaluation episodes run at once. Default GOMAXPROCS.
+	Parallel int
+	// Logger receives the run's progress. Default slog.Default().
+	Logger *slog.Logger `json:"-"`
+}
+
+// WithDefaults returns a copy with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Env == "" {
+		c.Env = "household"
+	}
+	def(&c.Updates, 30)
+	def(&c.Tasks, 16)
+	def(&c.GroupSize, 8)
+	def(&c.K, 3)
+	def(&c.ExploreGroupSize, max(2, c.GroupSize/2))
+	if !c.ExploreCollectSet && c.ExploreCollect == 0 {
+		c.ExploreCollect = 1
+	}
+	def(&c.PRMWarmupTasks, 64)
+	def(&c.EvalEvery, 10)
+	def(&c.EvalEpisodes, 64)
+	def(&c.ChunkTasks, 2)
+	def(&c.KeepVersions, c.K+3)
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Explorer == "" {
+		c.Explorer = producers.ModePRM
+	}
+	if c.RolloutTimeout == 0 {
+		c.RolloutTimeout = 10 * time.Minute
+	}
+	if c.ExploreTimeout == 0 {
+		c.ExploreTimeout = 10 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.Trainer = c.Trainer.WithDefaults()
+	if c.DenseOnly {
+		c.Trainer.Rewards = learner.RewardDense
+	}
+	return c
+}
+
+// Validate reports every problem with the (defaulted) configuration.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("learnersvc: "+format, args...)) }
+	if err := streams.ValidateRun(c.Run); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := envs.New(c.Env, c.EnvOptions); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Updates < 1 || c.Tasks < 1 || c.GroupSize < 1 || c.K < 1 {
+		bad("updates %d, tasks %d, group size %d and k %d must all be ≥ 1", c.Updates, c.Tasks, c.GroupSize, c.K)
+	}
+	if c.RSPO && c.DenseOnly {
+		bad("--dense-only trains on the PRM directly and excludes RSPO: set rspo=false")
+	}
+	if c.RSPO && c.onTasks() < 1 {
+		bad("alpha %v leaves no on-policy task out of %d", c.Trainer.Alpha, c.Tasks)
+	}
+	if c.RSPO && c.offCount() < 1 {
+		bad("alpha %v with %d tasks × %d rollouts asks for no buffer record; raise alpha or set rspo=false",
+			c.Trainer.Alpha, c.Tasks, c.GroupSize)
+	}
+	if !c.Explorer.Valid() {
+		bad("explorer mode %q: want prm, frozen or random-prm", c.Explorer)
+	}
+	if c.ExploreCollect < 0 || (c.ExploreCollect == 0 && !c.SwapAll) {
+		bad("explore collect %d: want ≥ 1, or 0 together with swap-all", c.ExploreCollect)
+	}
+	if c.EvalEpisodes < 1 || c.ChunkTasks < 1 || c.KeepVersions < 1 {
+		bad("eval episodes %d, chunk tasks %d and keep versions %d must be ≥ 1", c.EvalEpisodes, c.ChunkTasks, c.KeepVersions)
+	}
+	if err := c.Trainer.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// onTasks is the number of on-policy tasks per update: (1−α)·B with RSPO.
+func (c Config) onTasks() int {
+	if !c.RSPO {
+		return c.Tasks
+	}
+	return int(math.Round((1 - c.Trainer.Alpha) * float64(c.Tasks)))
+}
+
+// offCount is the number of buffer records per update: α·B·N with RSPO.
+func (c Config) offCount() int {
+	if !c.RSPO {
+		return 0
+	}
+	return int(math.Round(c.Trainer.Alpha * float64(c.Tasks*c.GroupSize)))
+}
+
+// needsPRM says whether the run scores with a PRM.
+func (c Config) needsPRM() bool {
+	return c.DenseOnly || (c.RSPO && c.Explorer == producers.ModePRM)
+}

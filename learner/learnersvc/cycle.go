@@ -1,0 +1,116 @@
+package learnersvc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// startCycle publishes cycle.started with the cycle's plan and waits until
+// the explorer has explored it and the buffer holds its records. A wait
+// that times out is logged and training goes on with what the buffer
+// holds: the learner never blocks forever on a missing explorer.
+func (s *Service) startCycle(ctx context.Context, cycle int64) error {
+	pool, err := s.cycleTasks(cycle)
+	if err != nil {
+		return err
+	}
+	plan := schemas.CyclePlan{Env: s.cfg.Env, EnvOptions: s.cfg.EnvOptions,
+		GroupSize: s.cfg.ExploreGroupSize, Updates: s.cfg.K, Collect: s.cfg.ExploreCollect,
+		SwapAll: s.cfg.SwapAll, Seed: producers.EpisodeSeed(s.cfg.Seed, "explore", cycle)}
+	if s.prm != nil && s.cfg.Explorer == producers.ModePRM {
+		plan.PRMVersion = s.prm.Version
+	}
+	for _, t := range pool {
+		plan.Tasks = append(plan.Tasks, producers.TaskRefOf(t))
+	}
+	if err := plan.Validate(); err != nil {
+		return fmt.Errorf("learnersvc: cycle %d plan: %w", cycle, err)
+	}
+	raw, err := json.Marshal(plan)
+	if err != nil {
+		return err
+	}
+	if err := s.event(ctx, schemas.Event{Type: schemas.EventCycleStarted, Cycle: cycle,
+		PolicyVersion: s.pol.Version(), PRMVersion: plan.PRMVersion, Update: s.cp.Update, Config: raw}); err != nil {
+		return err
+	}
+	s.cfg.Logger.Info("cycle started", "cycle", cycle, "policy_version", s.pol.Version(), "tasks", len(pool))
+	return s.awaitExploration(ctx, cycle)
+}
+
+// errFound stops a replay once the awaited event is seen.
+var errFound = errors.New("learnersvc: found")
+
+// awaitExploration waits for cycle.explored and then for the buffer to hold
+// the records it announced.
+func (s *Service) awaitExploration(ctx context.Context, cycle int64) error {
+	deadline := time.Now().Add(s.cfg.ExploreTimeout)
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var explored schemas.Event
+	err := streams.Replay(wctx, s.js, streams.ReplayOptions{Run: s.cfg.Run,
+		Subject: "ctrl." + string(schemas.EventCycleExplored), Follow: true},
+		func(m streams.Message) error {
+			if m.Event != nil && m.Event.Cycle == cycle {
+				explored = *m.Event
+				return errFound
+			}
+			return nil
+		})
+	if !errors.Is(err, errFound) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.cfg.Logger.Warn("no cycle.explored before the timeout: training on what the buffer holds",
+			"cycle", cycle, "timeout", s.cfg.ExploreTimeout, "err", err)
+		return nil
+	}
+	if cycle >= s.cp.ExploredCycles { // count each cycle's explorer steps once, also across restarts
+		s.cp.EnvStepsExplorer += int64(explored.Metrics["env_steps"])
+		s.cp.ExploredCycles = cycle + 1
+	}
+	return s.awaitBuffer(wctx, ctx, cycle, explored.Trajectories)
+}
+
+// awaitBuffer polls the buffer's stats until the cycle holds want records.
+func (s *Service) awaitBuffer(wctx, ctx context.Context, cycle, want int64) error {
+	for {
+		st, err := s.buffer.Stats(wctx)
+		if err == nil {
+			for _, c := range st.Cycles {
+				if c.Cycle == cycle && c.Records >= want {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wctx.Done():
+			s.cfg.Logger.Warn("buffer did not receive the cycle's records before the timeout: training on what it holds",
+				"cycle", cycle, "want", want, "timeout", s.cfg.ExploreTimeout, "last_error", err)
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// endCycle publishes cycle.ended (the buffer clears the cycle) and, when
+// configured, refreshes the PRM from the run's streams for the next cycle.
+func (s *Service) endCycle(ctx context.Context, cycle int64) error {
+	if err := s.event(ctx, schemas.Event{Type: schemas.EventCycleEnded, Cycle: cycle,
+		PolicyVersion: s.pol.Version(), Update: s.cp.Update}); err != nil {
+		return err
+	}
+	if s.cfg.PRMRefresh && s.cfg.needsPRM() {
+		return s.refreshPRM(ctx, cycle)
+	}
+	return nil
+}

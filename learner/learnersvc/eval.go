@@ -1,0 +1,100 @@
+package learnersvc
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// evaluate runs π_θ on every eval split in-process (evaluation steps are not
+// training steps and are not counted in the environment-step budget),
+// publishes one "eval" metrics event per split and returns the headline
+// figures, prefixed by split ("eval_in_distribution_success_rate") and, for
+// the first split, also as "eval_success_rate" and "eval_score".
+func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
+	out := map[string]float64{}
+	for i, split := range s.cfg.EvalSplits {
+		vals, err := s.evaluateSplit(ctx, split)
+		if err != nil {
+			return nil, err
+		}
+		s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "eval", Cycle: s.cycleOf(max(0, s.cp.Update-1)),
+			Values: vals, Labels: map[string]string{"split": split}})
+		out[split+"_success_rate"] = vals["success_rate"]
+		out[split+"_score"] = vals["score"]
+		if i == 0 {
+			out["eval_success_rate"], out["eval_score"] = vals["success_rate"], vals["score"]
+		}
+	}
+	s.cfg.Logger.Info("evaluated", "update", s.cp.Update, "figures", out)
+	return out, nil
+}
+
+// evaluateSplit plays EvalEpisodes episodes over the split's tasks.
+func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]float64, error) {
+	n := s.cfg.EvalEpisodes
+	tasks, err := s.env.Tasks(split, 0, s.cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("learnersvc: eval split %s: %w", split, err)
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("learnersvc: eval split %s has no tasks", split)
+	}
+	eps := make([]producers.Episode, n)
+	for i := range eps {
+		eps[i] = producers.Episode{Task: tasks[i%len(tasks)], Opts: policy.RolloutOptions{
+			Seed: producers.EpisodeSeed(s.cfg.Seed, "eval", split, i), Greedy: s.cfg.EvalGreedy,
+			ID: fmt.Sprintf("eval-%d", i), Run: s.cfg.Run, Producer: "learner-eval"}}
+	}
+	parallel := s.cfg.Parallel
+	if parallel <= 0 {
+		parallel = runtime.GOMAXPROCS(0)
+	}
+	trajs, err := producers.RolloutAll(ctx, s.env, s.pol, eps, parallel)
+	if err != nil {
+		return nil, fmt.Errorf("learnersvc: eval on %s: %w", split, err)
+	}
+	return evalFigures(trajs, s.cp), nil
+}
+
+// evalFigures summarises eval episodes overall and per task type, with the
+// training environment steps spent so far for the compute-fair x axis.
+func evalFigures(trajs []*schemas.Trajectory, cp Checkpoint) map[string]float64 {
+	type acc struct{ n, success, score, steps float64 }
+	var all acc
+	byType := map[string]*acc{}
+	for _, t := range trajs {
+		a := byType[t.TaskType]
+		if a == nil {
+			a = &acc{}
+			byType[t.TaskType] = a
+		}
+		for _, x := range []*acc{&all, a} {
+			x.n++
+			x.success += boolFloat(t.Success)
+			x.score += t.OutcomeReward
+			x.steps += float64(len(t.Steps))
+		}
+	}
+	vals := map[string]float64{
+		"success_rate": all.success / all.n, "score": all.score / all.n, "steps": all.steps / all.n,
+		"episodes": all.n, "env_steps": float64(cp.EnvStepsActor + cp.EnvStepsExplorer),
+		"env_steps_actor": float64(cp.EnvStepsActor), "env_steps_explorer": float64(cp.EnvStepsExplorer),
+	}
+	for typ, a := range byType {
+		vals["success_"+typ] = a.success / a.n
+	}
+	return vals
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+

@@ -1,0 +1,50 @@
+package learnersvc
+
+import (
+	"context"
+	"time"
+
+	"github.com/rspo-dev/rspo/learner"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// metrics stamps and publishes a metrics event; a failure is logged, not
+// fatal: metrics must never stop training.
+func (s *Service) metrics(ctx context.Context, m schemas.MetricsEvent) {
+	m.Run, m.Time = s.cfg.Run, time.Now().UTC()
+	if m.Update == 0 {
+		m.Update = s.cp.Update
+	}
+	if _, err := streams.PublishMetrics(ctx, s.js, m); err != nil {
+		s.cfg.Logger.Warn("metrics not published", "component", m.Component, "kind", m.Kind, "err", err)
+	}
+}
+
+// publishUpdateMetrics reports one update: the trainer's statistics (on-
+// and off-policy separately), on-policy success and dense return,
+// repeated-state visits, and the environment steps spent so far.
+func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st learner.UpdateStats, on []*schemas.Trajectory) {
+	v := st.Map()
+	var repeated, distinct, dense float64
+	for _, t := range on {
+		d, r := schemas.StateStats(t.Steps)
+		distinct += float64(d)
+		repeated += float64(r)
+		for _, step := range t.Steps {
+			dense += step.DenseReward
+		}
+	}
+	n := float64(max(1, len(on)))
+	v["success_rate"] = st.SuccessOn
+	v["repeated_visits"] = repeated
+	v["repeated_visits_per_traj"] = repeated / n
+	v["distinct_states_per_traj"] = distinct / n
+	if s.prm != nil {
+		v["dense_return"] = dense / n
+	}
+	v["env_steps_actor"] = float64(s.cp.EnvStepsActor)
+	v["env_steps_explorer"] = float64(s.cp.EnvStepsExplorer)
+	v["env_steps"] = float64(s.cp.EnvStepsActor + s.cp.EnvStepsExplorer)
+	s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "update", Cycle: cycle, Values: v})
+}

@@ -1,0 +1,228 @@
+package learnersvc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/buffersvc"
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/learner"
+	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/prm"
+	"github.com/rspo-dev/rspo/prm/prmsvc"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// Service is the learner of one run.
+type Service struct {
+	cfg    Config
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	env    envs.Env
+	buffer *buffersvc.Client
+
+	cp      Checkpoint
+	pol     *policy.Policy
+	trainer *learner.Trainer
+	prm     *prm.Model
+	// refresher retrains the PRM at cycle ends (PRMRefresh).
+	refresher *prmsvc.Refresher
+	// nextSeq is where the next update's rollouts are looked for.
+	nextSeq uint64
+	// progress, if set, is told about every finished update.
+	progress func(Progress)
+}
+
+// Progress is what the service reports after each update.
+type Progress struct {
+	Update, Updates int64
+	Cycle           int64
+	// SuccessRate is the on-policy batch's success; EvalSuccess the latest
+	// evaluation's (first eval split), or -1 before the first.
+	SuccessRate, EvalSuccess float64
+}
+
+// New validates cfg and returns a service. It does not touch the bus.
+func New(nc *nats.Conn, js jetstream.JetStream, cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	env, err := envs.New(cfg.Env, cfg.EnvOptions)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.EvalSplits) == 0 {
+		for _, sp := range env.Splits() {
+			if sp != envs.SplitTrain {
+				cfg.EvalSplits = append(cfg.EvalSplits, sp)
+			}
+		}
+	}
+	s := &Service{cfg: cfg, nc: nc, js: js, env: env}
+	if cfg.RSPO {
+		if s.buffer, err = buffersvc.NewClient(nc, cfg.Run); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// OnProgress registers a callback run after every update (from Run's goroutine).
+func (s *Service) OnProgress(f func(Progress)) { s.progress = f }
+
+// Run trains until the configured number of updates is done or ctx ends.
+// A run with a checkpoint resumes from it; a finished run returns at once.
+func (s *Service) Run(ctx context.Context) error {
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	for s.cp.Update < int64(s.cfg.Updates) {
+		if err := s.step(ctx); err != nil {
+			return err
+		}
+	}
+	if s.cp.Finished {
+		return nil
+	}
+	return s.finish(ctx)
+}
+
+// Checkpoint returns the service's progress.
+func (s *Service) Checkpoint() Checkpoint { return s.cp }
+
+// start restores the checkpoint or begins a new run: policy version 0 (the
+// reference), the PRM if one is needed, run.started.
+func (s *Service) start(ctx context.Context) error {
+	cp, ok, err := LoadCheckpoint(ctx, s.js, s.cfg.Run)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return s.resume(ctx, cp)
+	}
+	if s.pol, err = policy.New(s.cfg.Policy); err != nil {
+		return err
+	}
+	if err := s.publishPolicy(ctx, 0); err != nil {
+		return err
+	}
+	if s.trainer, err = learner.New(s.pol, s.cfg.Trainer); err != nil {
+		return err
+	}
+	cfgJSON, _ := json.Marshal(s.cfg)
+	if err := s.event(ctx, schemas.Event{Type: schemas.EventRunStarted, Config: cfgJSON}); err != nil {
+		return err
+	}
+	if s.cfg.needsPRM() {
+		if err := s.initialPRM(ctx); err != nil {
+			return err
+		}
+	}
+	return saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp)
+}
+
+// resume loads the checkpoint's policy version and the reference policy.
+func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
+	s.cp, s.nextSeq = cp, cp.TrajSeq
+	if cp.Finished {
+		s.cfg.Logger.Info("run already finished", "run", s.cfg.Run, "updates", cp.Update)
+		return nil
+	}
+	var err error
+	if s.pol, err = s.loadPolicy(ctx, cp.Version); err != nil {
+		return err
+	}
+	ref, err := s.loadPolicy(ctx, 0)
+	if err != nil {
+		return err
+	}
+	if s.trainer, err = learner.New(s.pol, s.cfg.Trainer); err != nil {
+		return err
+	}
+	if err := s.trainer.SetReference(ref); err != nil {
+		return err
+	}
+	if cp.PRMVersion > 0 {
+		if s.prm, err = loadPRM(ctx, s.js, s.cfg.Run, cp.PRMVersion); err != nil {
+			return err
+		}
+	}
+	s.cfg.Logger.Info("resuming run", "run", s.cfg.Run, "update", cp.Update, "policy_version", cp.Version)
+	return nil
+}
+
+func (s *Service) loadPolicy(ctx context.Context, v int64) (*policy.Policy, error) {
+	b, err := streams.GetSnapshot(ctx, s.js, streams.BucketPolicy, streams.PolicyObject(s.cfg.Run, v))
+	if err != nil {
+		return nil, fmt.Errorf("learnersvc: policy version %d: %w", v, err)
+	}
+	return policy.Load(b)
+}
+
+// publishPolicy stores π_θ's snapshot, announces it, and drops the snapshot
+// that fell out of the KeepVersions window (never version 0).
+func (s *Service) publishPolicy(ctx context.Context, cycle int64) error {
+	b, err := s.pol.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	v := s.pol.Version()
+	object := streams.PolicyObject(s.cfg.Run, v)
+	if err := streams.PutSnapshot(ctx, s.js, streams.BucketPolicy, object, b); err != nil {
+		return err
+	}
+	e := schemas.Event{Type: schemas.EventPolicyPublished, Cycle: cycle, PolicyVersion: v,
+		Update: s.cp.Update, Object: object, Metrics: map[string]float64{"snapshot_bytes": float64(len(b))}}
+	if err := s.event(ctx, e); err != nil {
+		return err
+	}
+	if old := v - int64(s.cfg.KeepVersions); old > 0 {
+		if err := deleteSnapshot(ctx, s.js, streams.BucketPolicy, streams.PolicyObject(s.cfg.Run, old)); err != nil {
+			s.cfg.Logger.Warn("old policy snapshot not deleted", "version", old, "err", err)
+		}
+	}
+	s.cp.Version = v
+	return nil
+}
+
+func deleteSnapshot(ctx context.Context, js jetstream.JetStream, bucket, object string) error {
+	store, err := js.ObjectStore(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	err = store.Delete(ctx, object)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil
+	}
+	return err
+}
+
+// finish evaluates the final policy and publishes run.finished.
+func (s *Service) finish(ctx context.Context) error {
+	final, err := s.evaluate(ctx)
+	if err != nil {
+		return err
+	}
+	e := schemas.Event{Type: schemas.EventRunFinished, PolicyVersion: s.cp.Version, Update: s.cp.Update,
+		Metrics: final}
+	if err := s.event(ctx, e); err != nil {
+		return err
+	}
+	s.cp.Finished = true
+	return saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp)
+}
+
+// event stamps and publishes a control event.
+func (s *Service) event(ctx context.Context, e schemas.Event) error {
+	e.Run, e.Time = s.cfg.Run, time.Now().UTC()
+	_, err := streams.PublishEvent(ctx, s.js, e)
+	return err
+}

@@ -1,0 +1,132 @@
+package learnersvc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rspo-dev/rspo/buffersvc"
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/schemas"
+)
+
+// cycleOf is the RSPO cycle of update u (0-based): K updates a cycle.
+func (s *Service) cycleOf(u int64) int64 { return u / int64(s.cfg.K) }
+
+// step runs one learner update: (with RSPO) start the cycle if this is its
+// first update, gather on-policy rollouts and buffer records, update π_θ,
+// publish the new version and the metrics, end the cycle if this was its
+// last update, and checkpoint.
+func (s *Service) step(ctx context.Context) error {
+	u := s.cp.Update
+	cycle := s.cycleOf(u)
+	withinCycle := int(u % int64(s.cfg.K))
+	tasks, err := s.updateTasks(cycle, withinCycle, u)
+	if err != nil {
+		return err
+	}
+	if s.cfg.RSPO && withinCycle == 0 {
+		if err := s.startCycle(ctx, cycle); err != nil {
+			return err
+		}
+	}
+	on, err := s.rollouts(ctx, fmt.Sprintf("u%d", u), cycle, tasks, s.cfg.GroupSize)
+	if err != nil {
+		return err
+	}
+	var off []*schemas.Trajectory
+	if s.cfg.RSPO {
+		if off, err = s.sampleBuffer(ctx, cycle, u, tasks); err != nil {
+			return err
+		}
+	}
+	if s.prm != nil {
+		s.scoreDense(on)
+	}
+	stats, err := s.trainer.Update(on, off)
+	if err != nil {
+		return fmt.Errorf("learnersvc: update %d: %w", u+1, err)
+	}
+	s.cp.Update++
+	s.cp.EnvStepsActor += producers.EnvSteps(on)
+	s.cp.TrajSeq = s.nextSeq
+	if err := s.publishPolicy(ctx, cycle); err != nil {
+		return err
+	}
+	s.publishUpdateMetrics(ctx, cycle, stats, on)
+	if s.cfg.RSPO && (withinCycle == s.cfg.K-1 || s.cp.Update == int64(s.cfg.Updates)) {
+		if err := s.endCycle(ctx, cycle); err != nil {
+			return err
+		}
+	}
+	evalSuccess := -1.0
+	if s.evalDue() && s.cp.Update < int64(s.cfg.Updates) {
+		vals, err := s.evaluate(ctx)
+		if err != nil {
+			return err
+		}
+		evalSuccess = vals["eval_success_rate"]
+	}
+	if err := saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp); err != nil {
+		return err
+	}
+	if s.progress != nil {
+		s.progress(Progress{Update: s.cp.Update, Updates: int64(s.cfg.Updates), Cycle: cycle,
+			SuccessRate: stats.SuccessOn, EvalSuccess: evalSuccess})
+	}
+	return nil
+}
+
+func (s *Service) evalDue() bool {
+	return s.cfg.EvalEvery > 0 && s.cp.Update%int64(s.cfg.EvalEvery) == 0
+}
+
+// updateTasks draws the update's on-policy tasks. With RSPO they are the
+// update's slice of the cycle's task pool, which the explorer explored, so
+// buffer records find their task's on-policy group.
+func (s *Service) updateTasks(cycle int64, withinCycle int, u int64) ([]envs.Task, error) {
+	n := s.cfg.onTasks()
+	if !s.cfg.RSPO {
+		return s.env.Tasks(envs.SplitTrain, n, producers.EpisodeSeed(s.cfg.Seed, "tasks", u))
+	}
+	pool, err := s.cycleTasks(cycle)
+	if err != nil {
+		return nil, err
+	}
+	return pool[withinCycle*n : (withinCycle+1)*n], nil
+}
+
+// cycleTasks is the cycle's task pool: K updates' worth of on-policy tasks.
+func (s *Service) cycleTasks(cycle int64) ([]envs.Task, error) {
+	return s.env.Tasks(envs.SplitTrain, s.cfg.K*s.cfg.onTasks(), producers.EpisodeSeed(s.cfg.Seed, "cycle-tasks", cycle))
+}
+
+// sampleBuffer asks the buffer for α·B·N records of the cycle, preferring
+// the update's tasks.
+func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, tasks []envs.Task) ([]*schemas.Trajectory, error) {
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	recs, err := s.buffer.Sample(ctx, buffersvc.SampleRequest{Cycle: cycle, PreferTasks: ids,
+		Count: s.cfg.offCount(), Seed: producers.EpisodeSeed(s.cfg.Seed, "sample", u)})
+	if err != nil {
+		return nil, fmt.Errorf("learnersvc: buffer sample for update %d: %w", u+1, err)
+	}
+	if len(recs) < s.cfg.offCount() {
+		s.cfg.Logger.Warn("buffer returned fewer records than asked", "cycle", cycle, "got", len(recs), "want", s.cfg.offCount())
+	}
+	return recs, nil
+}
+
+// scoreDense labels on-policy steps with the PRM's score: the dense return
+// is reported beside true success (reward hacking shows as their
+// divergence), and the dense-only baseline trains on it.
+func (s *Service) scoreDense(on []*schemas.Trajectory) {
+	for k, scores := range s.prm.ScoreBatch(on) {
+		for i := range on[k].Steps {
+			on[k].Steps[i].DenseReward = scores[i]
+		}
+	}
+}
+

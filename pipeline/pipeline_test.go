@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rspo-dev/rspo/buffersvc"
+	_ "github.com/rspo-dev/rspo/envs/household"
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// smallRun is a short RSPO+GRPO run on the easy household preset.
+func smallRun(t *testing.T, dir string, rspo bool) Config {
+	t.Helper()
+	return Config{
+		DataDir: dir,
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Learner: learnersvc.Config{
+			Run: "t1", Env: "household", EnvOptions: map[string]string{"preset": "easy"},
+			Updates: 4, Tasks: 4, GroupSize: 4, K: 2, RSPO: rspo, Seed: 3,
+			PRMWarmupTasks: 8, EvalEpisodes: 8, EvalEvery: 2,
+			RolloutTimeout: time.Minute, ExploreTimeout: time.Minute,
+		},
+	}
+}
+
+func TestRSPORunEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	dir := t.TempDir()
+	cfg := smallRun(t, dir, true)
+	cfg.Learner.Trainer.Alpha = 0.25
+	var updates []int64
+	cfg.Progress = func(p learnersvc.Progress) { updates = append(updates, p.Update) }
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(updates), 4; got != want {
+		t.Fatalf("progress reports: got %d, want %d", got, want)
+	}
+	if sum.Updates != 4 || sum.EnvStepsActor == 0 || sum.EnvStepsExplorer == 0 {
+		t.Errorf("summary: %+v", sum)
+	}
+	if _, ok := sum.Final["eval_success_rate"]; !ok {
+		t.Errorf("final eval missing: %v", sum.Final)
+	}
+	for _, f := range []string{"summary.json", "metrics.jsonl", "metrics_update.csv", "metrics_eval.csv", "eval_success_vs_update.png"} {
+		if _, err := os.Stat(filepath.Join(sum.ReportDir, f)); err != nil {
+			t.Errorf("report file: %v", err)
+		}
+	}
+	// The streams hold what every stage did.
+	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Shutdown()
+	nc, js, err := emb.Connect(context.Background(), "check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	counts := map[string]int{}
+	for _, subj := range []string{"traj.onpolicy", "traj.explore", "swapped", "ctrl"} {
+		err := streams.Replay(context.Background(), js, streams.ReplayOptions{Run: "t1", Subject: subj}, func(m streams.Message) error {
+			if m.Event != nil {
+				counts[string(m.Event.Type)]++
+			} else {
+				counts[subj]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{"traj.onpolicy", "traj.explore", "swapped", string(schemas.EventCycleStarted),
+		string(schemas.EventCycleExplored), string(schemas.EventCycleEnded), string(schemas.EventPolicyPublished),
+		string(schemas.EventRunFinished)} {
+		if counts[k] == 0 {
+			t.Errorf("nothing on %s; counts %v", k, counts)
+		}
+	}
+	if got, want := counts[string(schemas.EventCycleEnded)], 2; got != want {
+		t.Errorf("cycle.ended events: got %d, want %d", got, want)
+	}
+	if got, want := counts[string(schemas.EventPolicyPublished)], 5; got != want {
+		t.Errorf("policy.published events: got %d, want %d (v0 + 4 updates)", got, want)
+	}
+	if counts["traj.explore"] != counts["swapped"] {
+		t.Errorf("explore %d vs swapped %d: every explorer trajectory should be swapped", counts["traj.explore"], counts["swapped"])
+	}
+	// The buffer cleared every ended cycle.
+	store, err := buffersvc.Open(filepath.Join(dir, "t1", "buffer"), buffersvc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	st, err := store.Stats("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Records != 0 {
+		t.Errorf("buffer holds %d records after the last cycle ended, want 0", st.Records)
+	}
+}
