@@ -293,4 +293,3 @@ func peakRSS() int64 {
 	}
 	return int64(ru.Maxrss) * 1024 // Linux reports kilobytes
 }
-

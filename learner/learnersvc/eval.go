@@ -97,4 +97,3 @@ func boolFloat(b bool) float64 {
 	}
 	return 0
 }
-

@@ -99,4 +99,3 @@ func loadPRM(ctx context.Context, js jetstream.JetStream, run string, v int64) (
 func (s *Service) publishPRMMetrics(ctx context.Context, cycle int64, rep prm.TrainReport) {
 	s.metrics(ctx, schemas.MetricsEvent{Component: "prm", Kind: "prm", Cycle: cycle, Values: rep.Metrics()})
 }
-

@@ -129,4 +129,3 @@ func (s *Service) scoreDense(on []*schemas.Trajectory) {
 		}
 	}
 }
-
