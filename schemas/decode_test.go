@@ -238,3 +238,32 @@ func TestErrorTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeBoundsSchemaSize checks that schema messages larger or deeper
+// than a trajectory's are refused before Arrow expands them.
+func TestDecodeBoundsSchemaSize(t *testing.T) {
+	wide := make([]arrow.Field, maxSchemaElements+1)
+	for i := range wide {
+		wide[i] = arrow.Field{Name: "f", Type: arrow.PrimitiveTypes.Int8}
+	}
+	var deep arrow.DataType = arrow.PrimitiveTypes.Int8
+	for range maxSchemaDepth {
+		deep = arrow.ListOf(deep)
+	}
+	tests := []struct {
+		name   string
+		schema *arrow.Schema
+		reason string
+	}{
+		{"too many fields", arrow.NewSchema(wide, nil), "more than 4096"},
+		{"too deep", arrow.NewSchema([]arrow.Field{{Name: "deep", Type: deep}}, nil), "deeper than 16"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeTrajectory(writeRecords(t, tc.schema))
+			if !errors.Is(err, ErrDecode) || !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("got %v, want ErrDecode mentioning %q", err, tc.reason)
+			}
+		})
+	}
+}

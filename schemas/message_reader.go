@@ -15,9 +15,10 @@ const continuationMarker = 0xFFFFFFFF
 
 // messageReader is an ipc.MessageReader over an in-memory IPC stream. Unlike
 // the Arrow reader's own, it checks every length prefix against the bytes
-// that remain before using it, so a corrupt length cannot make the decoder
-// allocate beyond the message, and it hands message bodies to Arrow without
-// copying. It requires the end-of-stream marker and nothing after it.
+// that remain, and each message's metadata with checkMessageMeta, before
+// Arrow sees them, so corrupt lengths cannot make the decoder allocate
+// beyond the message; and it hands message bodies to Arrow without copying.
+// It requires the end-of-stream marker and nothing after it.
 type messageReader struct {
 	b   []byte
 	off int
@@ -71,14 +72,17 @@ func (r *messageReader) next() (*ipc.Message, error) {
 	if metaLen < 0 || metaLen > int64(len(rest)) {
 		return nil, fmt.Errorf("message metadata of %d bytes, only %d left", metaLen, len(rest))
 	}
-	meta := memory.NewBufferBytes(rest[:metaLen])
-	bodyLen := ipc.NewMessage(meta, memory.NewBufferBytes(nil)).BodyLen()
+	meta := rest[:metaLen]
+	_, bodyLen, err := checkMessageMeta(meta)
+	if err != nil {
+		return nil, err
+	}
 	rest = rest[metaLen:]
 	if bodyLen < 0 || bodyLen > int64(len(rest)) {
 		return nil, fmt.Errorf("message body of %d bytes, only %d left", bodyLen, len(rest))
 	}
 	r.off += 8 + int(metaLen) + int(bodyLen)
-	return ipc.NewMessage(meta, memory.NewBufferBytes(rest[:bodyLen])), nil
+	return ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(rest[:bodyLen])), nil
 }
 
 // finish reports whether the stream ended properly: with its end-of-stream
