@@ -255,7 +255,7 @@ func TestDecodeBoundsSchemaSize(t *testing.T) {
 		schema *arrow.Schema
 		reason string
 	}{
-		{"too many fields", arrow.NewSchema(wide, nil), "more than 4096"},
+		{"too many fields", arrow.NewSchema(wide, nil), "at most 65536"},
 		{"too deep", arrow.NewSchema([]arrow.Field{{Name: "deep", Type: deep}}, nil), "deeper than 16"},
 	}
 	for _, tc := range tests {
