@@ -49,22 +49,31 @@ func (o ReplayOptions) Validate() error {
 // filter returns the stream and subject filter of o.Subject.
 func (o ReplayOptions) filter() (stream, filter string, err error) {
 	rel := o.Subject
-	kind, rest, narrowed := strings.Cut(rel, ".")
-	known := false
-	for _, k := range ReplaySubjects {
-		known = known || k == kind || k == rel
+	tokens := strings.Split(rel, ".")
+	kind, narrow := tokens[0], tokens[1:]
+	unknown := func(why string) error {
+		return fmt.Errorf("%w: %q: %s; want one of %s", ErrUnknownSubject, rel, why, strings.Join(ReplaySubjects, ", "))
 	}
-	if !known || strings.ContainsAny(rel, "*> ") || strings.Contains(rel, "..") || strings.HasSuffix(rel, ".") {
-		return "", "", fmt.Errorf("%w: %q; want one of %s (ctrl, metrics and dlq may add a type or component)",
-			ErrUnknownSubject, rel, strings.Join(ReplaySubjects, ", "))
+	switch kind {
+	case "traj":
+		if len(narrow) > 1 || len(narrow) == 1 && narrow[0] != "explore" && narrow[0] != "onpolicy" {
+			return "", "", unknown("trajectories are traj.explore or traj.onpolicy")
+		}
+	case "swapped":
+		if len(narrow) > 0 {
+			return "", "", unknown("swapped takes no further token")
+		}
+	case "ctrl", "metrics", "dlq":
+		for _, tok := range narrow {
+			if validateToken("subject", tok) != nil {
+				return "", "", unknown(fmt.Sprintf("%q is not a plain subject token", tok))
+			}
+		}
+	default:
+		return "", "", unknown("not a replayable kind")
 	}
 	filter = SubjectPrefix + "." + o.Run + "." + rel
-	switch {
-	case kind == "traj" && narrowed && rest != "explore" && rest != "onpolicy":
-		return "", "", fmt.Errorf("%w: %q; trajectories are traj.explore or traj.onpolicy", ErrUnknownSubject, rel)
-	case kind == "swapped" && narrowed:
-		return "", "", fmt.Errorf("%w: %q; swapped takes no further token", ErrUnknownSubject, rel)
-	case !narrowed && kind != "swapped":
+	if len(narrow) == 0 && kind != "swapped" {
 		filter += ".>"
 	}
 	return StreamFor(filter), filter, nil
