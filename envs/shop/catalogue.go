@@ -32,7 +32,7 @@ type product struct {
 	attrText     string   // lower-cased title, features and description
 	clickAction  string   // "click[b0…]"
 	optionAction [][]string
-	resultBlock  string // the product's lines on a results page
+	resultBlock  string // the product's line on a results page: id, title, price
 	itemHead     string // title, price and rating lines of the item page
 }
 

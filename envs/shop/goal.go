@@ -27,10 +27,12 @@ type goal struct {
 	// "search[…]" actions and results the ranked product indices each
 	// query returns (at most ResultsLimit).
 	queries       []string
+	queryKinds    []int
 	searchActions []string
 	results       [][]int32
-	// bestQuery is the query that lists the target earliest and bestRank
-	// its 0-based rank there.
+	// bestQuery is the query the expert uses: the one that lists the target
+	// on the earliest results page, preferring the more complete kind of
+	// query on a tie; bestRank is the target's 0-based rank there.
 	bestQuery, bestRank int
 }
 
@@ -67,7 +69,7 @@ func drawGoal(rng *rand.Rand, w *world, index int) *goal {
 	}
 	g.priceLimit = priceLimit(target.price * (1.02 + 0.3*rng.Float64()))
 	g.instruction = instruction(rng, pt, g)
-	g.queries = candidateQueries(rng, pt, g, w.cfg.Queries)
+	g.queries, g.queryKinds = candidateQueries(rng, pt, g, w.cfg.Queries)
 	for _, q := range g.queries {
 		g.searchActions = append(g.searchActions, "search["+q+"]")
 		g.results = append(g.results, w.search(q))
@@ -110,15 +112,18 @@ func priceLimit(x float64) float64 {
 	return math.Ceil(x/step) * step
 }
 
-// locateTarget finds the query that lists the target earliest; it reports
-// false when no query lists it at all.
+// locateTarget picks the expert's query (see bestQuery); it reports false
+// when no query lists the target at all.
 func (g *goal) locateTarget() bool {
 	g.bestQuery, g.bestRank = -1, ResultsLimit
 	for q, res := range g.results {
-		for rank, d := range res {
-			if int(d) == g.target && rank < g.bestRank {
-				g.bestQuery, g.bestRank = q, rank
-			}
+		rank := slices.Index(res, int32(g.target))
+		if rank < 0 {
+			continue
+		}
+		if g.bestQuery < 0 || rank/PageSize < g.bestRank/PageSize ||
+			(rank/PageSize == g.bestRank/PageSize && g.queryKinds[q] < g.queryKinds[g.bestQuery]) {
+			g.bestQuery, g.bestRank = q, rank
 		}
 	}
 	return g.bestQuery >= 0

@@ -127,3 +127,42 @@ func TestInstructionGrammar(t *testing.T) {
 		}
 	}
 }
+
+func TestLocateTarget(t *testing.T) {
+	const target = 7
+	page := func(rank int) []int32 { // a results list with the target at rank
+		res := make([]int32, ResultsLimit)
+		for i := range res {
+			res[i] = int32(100 + i)
+		}
+		if rank >= 0 {
+			res[rank] = target
+		}
+		return res
+	}
+	tests := []struct {
+		name      string
+		ranks     []int // target rank per query, -1 when absent
+		kinds     []int
+		wantQuery int
+		wantRank  int
+	}{
+		{"earliest page wins", []int{25, 12}, []int{0, 4}, 1, 12},
+		{"same page: more complete kind wins", []int{8, 2}, []int{0, 4}, 0, 8},
+		{"same page, kinds reversed", []int{8, 2}, []int{3, 1}, 1, 2},
+		{"absent from one query", []int{-1, 40}, []int{0, 1}, 1, 40},
+		{"absent everywhere", []int{-1, -1}, []int{0, 1}, -1, ResultsLimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &goal{target: target, queryKinds: tt.kinds}
+			for _, r := range tt.ranks {
+				g.results = append(g.results, page(r))
+			}
+			found := g.locateTarget()
+			if found != (tt.wantQuery >= 0) || g.bestQuery != tt.wantQuery || g.bestRank != tt.wantRank {
+				t.Errorf("got found %v, query %d, rank %d; want query %d, rank %d", found, g.bestQuery, g.bestRank, tt.wantQuery, tt.wantRank)
+			}
+		})
+	}
+}

@@ -95,7 +95,7 @@ func (p *product) derive() {
 		}
 	}
 	p.itemHead = fmt.Sprintf("%s\nPrice: $%.2f\nRating: %.1f\n", p.title, p.price, p.rating)
-	p.resultBlock = fmt.Sprintf("[button] %s [button_]\n%s\n$%.2f\n", p.id, p.title, p.price)
+	p.resultBlock = fmt.Sprintf("[button] %s [button_] %s [SEP] $%.2f\n", p.id, p.title, p.price)
 }
 
 // searchText is what the search index sees of p: title, attributes, option

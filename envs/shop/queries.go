@@ -11,29 +11,32 @@ import (
 // takes them: everything (attributes, type, option values); attributes and
 // type; the type alone; type and option values; a distractor naming
 // another type of the same category with the first attribute. Duplicates
-// are dropped and the order is shuffled so position carries no hint.
-func candidateQueries(rng *rand.Rand, pt *productType, g *goal, n int) []string {
+// are dropped and the order is shuffled so position carries no hint. It
+// returns the queries and the kind (position in that list) of each.
+func candidateQueries(rng *rand.Rand, pt *productType, g *goal, n int) (queries []string, kinds []int) {
 	var values []string
 	for _, o := range g.options {
 		values = append(values, o.value)
 	}
 	attrs := strings.Join(g.attrs, " ")
 	opts := strings.Join(values, " ")
-	kinds := []string{
+	all := []string{
 		attrs + " " + pt.Name + " " + opts,
 		attrs + " " + pt.Name,
 		pt.Name,
 		pt.Name + " " + opts,
 		g.attrs[0] + " " + siblingType(rng, pt).Name,
 	}
-	var out []string
-	for _, q := range kinds[:n] {
-		if !slices.Contains(out, q) {
-			out = append(out, q)
+	for kind, q := range all[:n] {
+		if !slices.Contains(queries, q) {
+			queries, kinds = append(queries, q), append(kinds, kind)
 		}
 	}
-	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
-	return out
+	rng.Shuffle(len(queries), func(i, j int) {
+		queries[i], queries[j] = queries[j], queries[i]
+		kinds[i], kinds[j] = kinds[j], kinds[i]
+	})
+	return queries, kinds
 }
 
 // siblingType returns another product type of pt's category.
