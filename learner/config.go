@@ -78,7 +78,7 @@ type Config struct {
 	MinGroupStd float64
 	// AdvEps is δ in A = (R − mean)/(std + δ). Default 1e-6.
 	AdvEps float64
-	// LR is Adam's learning rate. Default 0.01.
+	// LR is Adam's learning rate. Default 0.03.
 	LR float64
 	// MaxGradNorm clips the gradient's norm; NoClip turns clipping off.
 	// Default 1.
@@ -135,7 +135,7 @@ func (c Config) WithDefaults() Config {
 		c.Beta = 0
 	}
 	def(&c.AdvEps, 1e-6)
-	def(&c.LR, 0.01)
+	def(&c.LR, 0.03)
 	def(&c.MaxGradNorm, 1)
 	if c.MaxGradNorm == NoClip {
 		c.MaxGradNorm = 0
