@@ -1,0 +1,298 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/rspo-dev/rspo/learner"
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/pipeline"
+	"github.com/rspo-dev/rspo/prm"
+	"github.com/rspo-dev/rspo/producers"
+)
+
+func init() { addCommand(newRunCmd) }
+
+// runOptions are the settings of `rspo run`. A --config file holds the same
+// keys as JSON; flags given on the command line override it.
+type runOptions struct {
+	Run        string            `json:"run"`
+	Env        string            `json:"env"`
+	EnvOptions map[string]string `json:"env_options"`
+	Algo       string            `json:"algo"`
+	RSPO       bool              `json:"rspo"`
+	DenseOnly  bool              `json:"dense_only"`
+	Alpha      float64           `json:"alpha"`
+	K          int               `json:"k"`
+	Updates    int               `json:"updates"`
+	Tasks      int               `json:"tasks"`
+	GroupSize  int               `json:"group_size"`
+	Seed       int64             `json:"seed"`
+	LR         float64           `json:"lr"`
+	Epochs     int               `json:"epochs"`
+	Beta       float64           `json:"beta"`
+	EpsOn      float64           `json:"eps_on"`
+	EpsOff     float64           `json:"eps_off"`
+
+	Explorer         string  `json:"explorer"`
+	SwapAll          bool    `json:"swap_all"`
+	ExploreGroupSize int     `json:"explore_group_size"`
+	ExploreCollect   int     `json:"explore_collect"`
+	PRMFile          string  `json:"prm"`
+	PRMRefresh       bool    `json:"prm_refresh"`
+	PRMWarmupTasks   int     `json:"prm_warmup_tasks"`
+	PRMNoise         float64 `json:"prm_noise"`
+	GateAUC          float64 `json:"gate_auc"`
+	Verify           bool    `json:"verify"`
+
+	EvalEvery    int  `json:"eval_every"`
+	EvalEpisodes int  `json:"eval_episodes"`
+	EvalGreedy   bool `json:"eval_greedy"`
+	Actors       int  `json:"actors"`
+
+	Data string `json:"data"`
+}
+
+func newRunCmd() *cobra.Command {
+	o := runOptions{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
+		Tasks: 16, GroupSize: 8, Seed: 1, Explorer: string(producers.ModePRM), ExploreCollect: 1, Data: "runs"}
+	var nf natsFlags
+	var configFile string
+	var asJSON, verbose bool
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Train an agent end to end: every stage in one process over JetStream",
+		Long: "Train a policy with RSPO (or a baseline) end to end. Without --nats an embedded\n" +
+			"JetStream server stores the run under --data; with --nats every stage talks to that\n" +
+			"server instead. The same command resumes an interrupted run (Ctrl-C is safe).\n" +
+			"At the end a report (metrics as CSV and JSON lines, plots, summary.json) is\n" +
+			"written to DATA/RUN/report.",
+		Example: "  rspo run                                   # RSPO+GRPO on household, 30 updates\n" +
+			"  rspo run --rspo=false --algo ppo --updates 60\n" +
+			"  rspo run --env shop --explorer frozen --seed 2\n" +
+			"  rspo run --dense-only                      # the reward-hacking baseline\n" +
+			"  rspo run --config experiments/hard.json --seed 3 --json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configFile != "" {
+				if err := loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
+					return err
+				}
+			}
+			if !cmd.Flags().Changed("nats") {
+				nf.url = ""
+			}
+			return runTraining(cmd, o, nf, asJSON, verbose)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&configFile, "config", "", "JSON file with run settings (keys as the flags, e.g. {\"env\": \"shop\", \"k\": 3}); flags override it")
+	fs.StringVar(&o.Run, "run", "", "run name (default: derived from env, algo, mode and seed, so the same command resumes)")
+	fs.StringVar(&o.Env, "env", o.Env, "environment: household|shop")
+	fs.StringToStringVar(&o.EnvOptions, "env-opt", nil, "environment option key=value, e.g. preset=hard")
+	fs.StringVar(&o.Algo, "algo", o.Algo, "base algorithm: grpo|ppo|gigpo")
+	fs.BoolVar(&o.RSPO, "rspo", o.RSPO, "RSPO on (explorer, swap, buffer); --rspo=false runs the plain base algorithm")
+	fs.BoolVar(&o.DenseOnly, "dense-only", false, "train π_θ directly on PRM dense rewards (the reward-hacking baseline; implies --rspo=false)")
+	fs.Float64Var(&o.Alpha, "alpha", o.Alpha, "off-policy share α of each update's batch")
+	fs.IntVar(&o.K, "k", o.K, "learner updates per cycle = explorer updates of π_B")
+	fs.IntVar(&o.Updates, "updates", o.Updates, "learner updates")
+	fs.IntVar(&o.Tasks, "tasks", o.Tasks, "B: tasks per update")
+	fs.IntVar(&o.GroupSize, "group", o.GroupSize, "N: rollouts per task (GRPO group size)")
+	fs.Int64Var(&o.Seed, "seed", o.Seed, "seed of the policy, task draws and sampling")
+	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default: the learner's)")
+	fs.IntVar(&o.Epochs, "epochs", 0, "optimisation epochs per batch (default: the learner's)")
+	fs.Float64Var(&o.Beta, "beta", 0, "KL weight β to the reference policy (default: the learner's; negative turns KL off)")
+	fs.Float64Var(&o.EpsOn, "eps-on", 0, "on-policy clip ε (default 0.2)")
+	fs.Float64Var(&o.EpsOff, "eps-off", 0, "off-policy clip ε around π_old/π_B (default 0.1)")
+	fs.StringVar(&o.Explorer, "explorer", o.Explorer, "explorer mode: prm|frozen|random-prm")
+	fs.BoolVar(&o.SwapAll, "swap-all", false, "swap every explorer training rollout into the buffer, not only the final collection")
+	fs.IntVar(&o.ExploreGroupSize, "explore-group", 0, "explorer rollouts per task in each of its updates (default N/2)")
+	fs.IntVar(&o.ExploreCollect, "explore-collect", o.ExploreCollect, "final explorer rollouts per task for the buffer (0 needs --swap-all)")
+	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with `rspo prm train`)")
+	fs.BoolVar(&o.PRMRefresh, "prm-refresh", false, "retrain the PRM from the run's streams at every cycle end")
+	fs.IntVar(&o.PRMWarmupTasks, "prm-warmup-tasks", 0, "tasks of the PRM warm-up when no --prm is given (default 64)")
+	fs.Float64Var(&o.PRMNoise, "prm-noise", 0, "σ of Gaussian noise on PRM scores (ablation)")
+	fs.Float64Var(&o.GateAUC, "gate-auc", 0, "explorer shapes only with a PRM whose held-out AUC reaches this (0: off)")
+	fs.BoolVar(&o.Verify, "verify", false, "swapper replays explorer trajectories to verify their outcome")
+	fs.IntVar(&o.EvalEvery, "eval-every", 0, "evaluate every this many updates (default 10)")
+	fs.IntVar(&o.EvalEpisodes, "eval-episodes", 0, "episodes per eval split (default 64)")
+	fs.BoolVar(&o.EvalGreedy, "eval-greedy", false, "evaluate with the most probable action instead of sampling")
+	fs.IntVar(&o.Actors, "actors", 1, "actor services to start in this process")
+	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
+	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
+	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
+	nf.register(fs)
+	return cmd
+}
+
+// loadRunConfig reads a JSON run configuration into o, then re-applies the
+// flags given on the command line so they take precedence.
+func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) error {
+	changed := map[string]string{}
+	fs.Visit(func(f *pflag.Flag) { changed[f.Name] = f.Value.String() })
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(o); err != nil {
+		return fmt.Errorf("--config %s: %w (keys are the flag names with _ for -, e.g. group_size)", path, err)
+	}
+	for name, v := range changed {
+		if name == "env-opt" {
+			v = strings.Trim(v, "[]")
+		}
+		if err := fs.Set(name, v); err != nil {
+			return fmt.Errorf("--%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// pipelineConfig turns the options into the pipeline's configuration.
+func (o runOptions) pipelineConfig() (pipeline.Config, error) {
+	if o.DenseOnly {
+		o.RSPO = false
+	}
+	if o.Run == "" {
+		o.Run = defaultRunName(o)
+	}
+	lc := learnersvc.Config{
+		Run: o.Run, Env: o.Env, EnvOptions: o.EnvOptions, Updates: o.Updates, Tasks: o.Tasks,
+		GroupSize: o.GroupSize, Seed: o.Seed, RSPO: o.RSPO, DenseOnly: o.DenseOnly, K: o.K,
+		ExploreGroupSize: o.ExploreGroupSize, ExploreCollect: o.ExploreCollect, ExploreCollectSet: true,
+		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
+		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy,
+		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
+			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, Seed: o.Seed},
+	}
+	if o.Beta < 0 {
+		lc.Trainer.Beta = learner.NoKL
+	}
+	if o.PRMFile != "" {
+		m, err := prm.LoadFile(o.PRMFile)
+		if err != nil {
+			return pipeline.Config{}, fmt.Errorf("--prm: %w", err)
+		}
+		lc.PRM = m
+	}
+	return pipeline.Config{Learner: lc, ExplorerMode: producers.ExplorerMode(o.Explorer), PRMNoise: o.PRMNoise,
+		GateAUC: o.GateAUC, Actors: o.Actors, Verify: o.Verify, DataDir: o.Data}, nil
+}
+
+// defaultRunName derives a run name from the settings that define a run, so
+// re-running the same command resumes it.
+func defaultRunName(o runOptions) string {
+	mode := "base"
+	switch {
+	case o.DenseOnly:
+		mode = "dense"
+	case o.RSPO:
+		mode = "rspo-" + o.Explorer
+	}
+	return fmt.Sprintf("%s-%s-%s-s%d", o.Env, o.Algo, mode, o.Seed)
+}
+
+func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, asJSON, verbose bool) error {
+	cfg, err := o.pipelineConfig()
+	if err != nil {
+		return err
+	}
+	if nf.url != "" {
+		cfg.NATSURL, cfg.Connect = nf.url, nf.options("rspo-run")
+	}
+	stderr := cmd.ErrOrStderr()
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelInfo
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "rspo: run %s — %s, %s, %s; %d updates of %d tasks × %d rollouts\n",
+		cfg.Learner.Run, o.Env, o.Algo, modeText(o), o.Updates, o.Tasks, o.GroupSize)
+	cfg.Progress = progressReporter(stderr, int64(o.Updates))
+	sum, err := pipeline.Run(cmd.Context(), cfg)
+	if err != nil {
+		if cmd.Context().Err() != nil {
+			return fmt.Errorf("interrupted; run the same command again to resume run %s: %w", cfg.Learner.Run, err)
+		}
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	return printSummary(cmd.OutOrStdout(), sum)
+}
+
+func modeText(o runOptions) string {
+	switch {
+	case o.DenseOnly:
+		return "dense-only (trained on the PRM)"
+	case o.RSPO:
+		return fmt.Sprintf("RSPO (explorer %s, α=%g, k=%d)", o.Explorer, o.Alpha, o.K)
+	}
+	return "no RSPO"
+}
+
+// progressReporter draws a progress bar with the live success rate on a
+// terminal and prints a plain line per update otherwise.
+func progressReporter(w io.Writer, updates int64) func(learnersvc.Progress) {
+	f, isFile := w.(*os.File)
+	if !isFile || !term.IsTerminal(int(f.Fd())) {
+		return func(p learnersvc.Progress) {
+			line := fmt.Sprintf("update %d/%d  cycle %d  train success %.3f", p.Update, p.Updates, p.Cycle, p.SuccessRate)
+			if p.EvalSuccess >= 0 {
+				line += fmt.Sprintf("  eval success %.3f", p.EvalSuccess)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	bar := progressbar.NewOptions64(updates, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionSetElapsedTime(true), progressbar.OptionSetWidth(30),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+	eval := -1.0
+	return func(p learnersvc.Progress) {
+		if p.EvalSuccess >= 0 {
+			eval = p.EvalSuccess
+		}
+		desc := fmt.Sprintf("train success %.2f", p.SuccessRate)
+		if eval >= 0 {
+			desc += fmt.Sprintf(", eval %.2f", eval)
+		}
+		bar.Describe(desc)
+		bar.Set64(p.Update)
+	}
+}
+
+func printSummary(w io.Writer, s pipeline.Summary) error {
+	fmt.Fprintf(w, "run %s finished: %d updates, %d environment steps (actors %d, explorers %d), %.1fs, peak memory %.0f MiB\n",
+		s.Run, s.Updates, s.EnvSteps, s.EnvStepsActor, s.EnvStepsExplorer, s.WallSeconds, float64(s.PeakRSSBytes)/(1<<20))
+	keys := make([]string, 0, len(s.Final))
+	for k := range s.Final {
+		if strings.HasSuffix(k, "_success_rate") || strings.HasSuffix(k, "_score") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-40s %.3f\n", k, s.Final[k])
+	}
+	_, err := fmt.Fprintf(w, "report: %s\n", s.ReportDir)
+	return err
+}
+
