@@ -295,4 +295,3 @@ func printSummary(w io.Writer, s pipeline.Summary) error {
 	_, err := fmt.Fprintf(w, "report: %s\n", s.ReportDir)
 	return err
 }
-
