@@ -166,3 +166,49 @@ func TestLocateTarget(t *testing.T) {
 		})
 	}
 }
+
+// TestChoosingRightTakesCare measures what a greedy shopper gets: search
+// with the most complete query, then buy a page-1 item with the requested
+// options. Near-duplicates must make a blind pick fail often.
+func TestChoosingRightTakesCare(t *testing.T) {
+	w := testWorld(t)
+	top, items, good := 0, 0, 0
+	for i := range EvalGoals {
+		g, err := w.goal(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := slices.Index(g.queryKinds, 0)
+		for rank, d := range g.results[full][:PageSize] {
+			ok := greedyBuy(w, g, int(d)).Success()
+			items++
+			if ok {
+				good++
+				if rank == 0 {
+					top++
+				}
+			}
+		}
+	}
+	share := float64(good) / float64(items)
+	t.Logf("full query: top result succeeds for %d of %d goals; %.3f of page-1 items succeed", top, EvalGoals, share)
+	if share > 0.5 || top > EvalGoals*3/5 {
+		t.Errorf("a blind pick succeeds too often: %.3f of page-1 items, top result %d of %d", share, top, EvalGoals)
+	}
+}
+
+// greedyBuy scores buying product d with every requested option value it
+// offers selected.
+func greedyBuy(w *world, g *goal, d int) RewardBreakdown {
+	p, target := &w.cat.products[d], &w.cat.products[g.target]
+	sel := make([]int, len(p.options))
+	for i := range sel {
+		sel[i] = -1
+	}
+	if p.ptype == target.ptype {
+		for _, o := range g.options {
+			sel[o.dim] = slices.Index(p.options[o.dim], o.value)
+		}
+	}
+	return reward(p, target, sel, g)
+}

@@ -98,19 +98,9 @@ func (p *product) derive() {
 	p.resultBlock = fmt.Sprintf("[button] %s [button_] %s [SEP] $%.2f\n", p.id, p.title, p.price)
 }
 
-// searchText is what the search index sees of p: title, attributes, option
-// values and description.
+// searchText is what the search index sees of p: title, attributes and
+// description. Option values are left out, as they are only seen on the
+// item page: a result need not offer the requested colour or size.
 func (p *product) searchText() string {
-	var b strings.Builder
-	b.WriteString(p.title)
-	for _, a := range p.attrs {
-		b.WriteString(" " + a)
-	}
-	for _, vals := range p.options {
-		for _, v := range vals {
-			b.WriteString(" " + v)
-		}
-	}
-	b.WriteString(" " + p.description)
-	return b.String()
+	return p.title + " " + strings.Join(p.attrs, " ") + " " + p.description
 }
