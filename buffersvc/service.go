@@ -39,6 +39,9 @@ type Config struct {
 	// MaxWait is how long a fetch waits for a batch to fill; it bounds the
 	// latency a quiet stream adds. Default 100ms.
 	MaxWait time.Duration
+	// AckWait is how long the server waits for an ack before redelivering
+	// a record to another instance (after a crash). Default 30s.
+	AckWait time.Duration
 	// KeepCycles is how many ended cycles survive clearing: on
 	// cycle.ended(c) the cycles ≤ c-KeepCycles are deleted. Default 0, the
 	// paper's: the buffer holds only the current cycle's explorer data.
@@ -56,8 +59,8 @@ func (c Config) Validate() error {
 	if c.Batch < 0 || c.Batch > 4096 {
 		errs = append(errs, fmt.Errorf("%w: batch %d not in 1..4096 (0 for the default)", ErrBadRequest, c.Batch))
 	}
-	if c.MaxWait < 0 {
-		errs = append(errs, fmt.Errorf("%w: max wait %v is negative", ErrBadRequest, c.MaxWait))
+	if c.MaxWait < 0 || c.AckWait < 0 {
+		errs = append(errs, fmt.Errorf("%w: max wait %v and ack wait %v must not be negative", ErrBadRequest, c.MaxWait, c.AckWait))
 	}
 	if c.KeepCycles < 0 {
 		errs = append(errs, fmt.Errorf("%w: keep cycles %d is negative", ErrBadRequest, c.KeepCycles))
@@ -122,13 +125,14 @@ func (s *Service) Run(ctx context.Context) error {
 		func(ctx context.Context) error {
 			return streams.ConsumeBatch(ctx, s.js, streams.ConsumerConfig{
 				Stream: streams.StreamSwapped, Durable: s.cfg.Durable, Component: Component,
-				FilterSubject: sub.Swapped, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait, Logger: s.cfg.Logger,
+				FilterSubject: sub.Swapped, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait,
+				Logger: s.cfg.Logger,
 			}, s.ingest)
 		},
 		func(ctx context.Context) error {
 			return streams.Consume(ctx, s.js, streams.ConsumerConfig{
 				Stream: streams.StreamCtrl, Durable: s.cfg.Durable + "-clear", Component: Component,
-				FilterSubject: sub.Ctrl(cycleEnded), Logger: s.cfg.Logger,
+				FilterSubject: sub.Ctrl(cycleEnded), AckWait: s.cfg.AckWait, Logger: s.cfg.Logger,
 			}, s.clear)
 		},
 	}

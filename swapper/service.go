@@ -37,6 +37,9 @@ type Config struct {
 	// MaxWait is how long a fetch waits for a batch to fill; it bounds the
 	// latency a quiet stream adds. Default 100ms.
 	MaxWait time.Duration
+	// AckWait is how long the server waits for an ack before redelivering
+	// a trajectory to another instance (after a crash). Default 30s.
+	AckWait time.Duration
 	// Verify replays every trajectory in its environment and dead-letters
 	// those whose claims the replay disproves. Default false.
 	Verify bool
@@ -63,8 +66,9 @@ func (c Config) Validate() error {
 	if c.Batch < 0 || c.Batch > 4096 {
 		errs = append(errs, fmt.Errorf("%w: batch %d not in 1..4096 (0 for the default)", ErrInvalidConfig, c.Batch))
 	}
-	if c.MaxWait < 0 || c.PublishTimeout < 0 {
-		errs = append(errs, fmt.Errorf("%w: max wait %v and publish timeout %v must not be negative", ErrInvalidConfig, c.MaxWait, c.PublishTimeout))
+	if c.MaxWait < 0 || c.AckWait < 0 || c.PublishTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: max wait %v, ack wait %v and publish timeout %v must not be negative",
+			ErrInvalidConfig, c.MaxWait, c.AckWait, c.PublishTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -136,7 +140,7 @@ func (s *Service) Counters() Counters {
 func (s *Service) Run(ctx context.Context) error {
 	cc := streams.ConsumerConfig{
 		Stream: streams.StreamTraj, Durable: s.cfg.Durable, Component: Component,
-		FilterSubject: streams.Subjects(s.cfg.Run).TrajExplore, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait,
+		FilterSubject: streams.Subjects(s.cfg.Run).TrajExplore, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait,
 		Logger: s.cfg.Logger,
 	}
 	errs := make([]error, s.cfg.Workers)

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/swapper"
+)
+
+func init() { addServeCommand(newServeSwapperCmd) }
+
+// serveSwapperFlags are the flags of `rspo serve swapper`.
+type serveSwapperFlags struct {
+	nats           natsFlags
+	run, durable   string
+	workers, batch int
+	ackWait        time.Duration
+	verify         bool
+	envOpts        []string
+}
+
+func newServeSwapperCmd() *cobra.Command {
+	var f serveSwapperFlags
+	cmd := &cobra.Command{
+		Use:   "swapper",
+		Short: "Relabel explorer trajectories with the outcome reward into buffer records",
+		Long: "Consume rspo.<run>.traj.explore, replace each trajectory's dense reward labels with the\n" +
+			"outcome reward, compute its priority keys, and publish the record to rspo.<run>.swapped.\n" +
+			"Invalid trajectories (and, with --verify, those whose replay disproves their outcome) go to\n" +
+			"the dead-letter queue. Run several swappers with the same --durable to share the work.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serveSwapper(cmd.Context(), f, cmd.ErrOrStderr())
+		},
+	}
+	f.nats.register(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&f.run, "run", "", "run name (required)")
+	fs.StringVar(&f.durable, "durable", "", "consumer name shared by cooperating swappers (default swapper-<run>)")
+	fs.IntVar(&f.workers, "workers", 2, "concurrent fetch loops")
+	fs.IntVar(&f.batch, "batch", 64, "trajectories per fetch")
+	fs.DurationVar(&f.ackWait, "ack-wait", 30*time.Second, "redeliver a trajectory whose swapper died after this long")
+	fs.BoolVar(&f.verify, "verify", false, "replay every trajectory in its environment and reject disproved outcomes")
+	fs.StringArrayVar(&f.envOpts, "env-opt", nil, "environment option KEY=VALUE for --verify (repeatable), e.g. preset=hard")
+	_ = cmd.MarkFlagRequired("run")
+	return cmd
+}
+
+// config turns the flags into a swapper configuration.
+func (f serveSwapperFlags) config() (swapper.Config, error) {
+	opts, err := parseKeyValues("--env-opt", f.envOpts)
+	if err != nil {
+		return swapper.Config{}, err
+	}
+	if len(opts) > 0 && !f.verify {
+		return swapper.Config{}, fmt.Errorf("--env-opt is only used with --verify")
+	}
+	cfg := swapper.Config{Run: f.run, Durable: f.durable, Workers: f.workers, Batch: f.batch,
+		AckWait: f.ackWait, Verify: f.verify, EnvOptions: opts}
+	if f.workers < 1 || f.batch < 1 {
+		return cfg, fmt.Errorf("--workers %d and --batch %d must be at least 1", f.workers, f.batch)
+	}
+	return cfg, cfg.Validate()
+}
+
+// serveSwapper runs the swapper until ctx ends.
+func serveSwapper(ctx context.Context, f serveSwapperFlags, stderr io.Writer) error {
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
+	nc, js, err := f.nats.connect(ctx, "rspo-swapper-"+f.run)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
+		return err
+	}
+	svc, err := swapper.New(js, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "rspo: swapper for run %s consuming %s (verify %v)\n", f.run, streams.Subjects(f.run).TrajExplore, f.verify)
+	err = svc.Run(ctx)
+	c := svc.Counters()
+	fmt.Fprintf(stderr, "rspo: swapper stopped: %d swapped (%d duplicates), %d rejected\n", c.Swapped, c.Duplicates, c.Rejected)
+	return err
+}
+
+// parseKeyValues parses repeated KEY=VALUE flag values.
+func parseKeyValues(flag string, kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: want KEY=VALUE", flag, kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
