@@ -90,13 +90,16 @@ func (e Event) Validate() error {
 	if !e.Type.Valid() {
 		return &ValidationError{Field: "type", Reason: fmt.Sprintf("unknown event type %q", e.Type)}
 	}
-	if e.Run == "" {
-		return &ValidationError{Field: "run", Reason: "empty"}
+	if err := CheckRunName(e.Run); err != nil {
+		return err
 	}
 	if e.Cycle < 0 || e.PolicyVersion < 0 || e.PRMVersion < 0 {
 		return &ValidationError{Field: "cycle/version", Reason: "negative"}
 	}
-	return nil
+	if e.Trajectories < 0 || e.Update < 0 {
+		return &ValidationError{Field: "trajectories/update", Reason: "negative"}
+	}
+	return checkFiniteValues("metrics", e.Metrics)
 }
 
 // RolloutRequest asks an actor to run N episodes of each task with a given
@@ -139,11 +142,12 @@ const MaxRolloutTasks = 4096
 
 // Validate reports whether the request is well formed.
 func (r RolloutRequest) Validate() error {
+	if err := CheckRunName(r.Run); err != nil {
+		return err
+	}
 	switch {
 	case r.ID == "":
 		return &ValidationError{Field: "id", Reason: "empty"}
-	case r.Run == "":
-		return &ValidationError{Field: "run", Reason: "empty"}
 	case r.Env == "":
 		return &ValidationError{Field: "env", Reason: "empty"}
 	case !r.Source.Valid():
@@ -156,6 +160,15 @@ func (r RolloutRequest) Validate() error {
 		return &ValidationError{Field: "group_size", Reason: fmt.Sprintf("%d not in 1..1024", r.GroupSize)}
 	case r.PolicyVersion < 0:
 		return &ValidationError{Field: "policy_version", Reason: "negative"}
+	case r.Cycle < 0 || r.Update < 0:
+		return &ValidationError{Field: "cycle/update", Reason: "negative"}
+	case !isFinite(r.Temperature) || r.Temperature < 0:
+		return &ValidationError{Field: "temperature", Reason: fmt.Sprintf("%v is not a finite value ≥ 0", r.Temperature)}
+	}
+	for i, task := range r.Tasks {
+		if task.ID == "" {
+			return &ValidationError{Field: fmt.Sprintf("tasks[%d].id", i), Reason: "empty"}
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package schemas
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -27,19 +28,36 @@ type MetricsEvent struct {
 
 // Validate reports whether the event is well formed.
 func (m MetricsEvent) Validate() error {
+	if err := CheckRunName(m.Run); err != nil {
+		return err
+	}
 	switch {
-	case m.Run == "":
-		return &ValidationError{Field: "run", Reason: "empty"}
 	case m.Component == "":
 		return &ValidationError{Field: "component", Reason: "empty"}
 	case m.Kind == "":
 		return &ValidationError{Field: "kind", Reason: "empty"}
 	}
-	return nil
+	return checkFiniteValues("values", m.Values)
+}
+
+// checkFiniteValues reports the first non-finite value of a figures map
+// (JSON cannot carry NaN or ±Inf), in key order so the error is stable.
+func checkFiniteValues(field string, values map[string]float64) error {
+	var bad []string
+	for k, v := range values {
+		if !isFinite(v) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	return &ValidationError{Field: fmt.Sprintf("%s[%q]", field, bad[0]), Reason: fmt.Sprintf("%v is not finite", values[bad[0]])}
 }
 
 // EncodeMetrics returns the JSON wire form after validating. Non-finite
-// values cannot be represented in JSON and are reported as an error.
+// values cannot be represented in JSON and are reported by Validate.
 func EncodeMetrics(m MetricsEvent) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
