@@ -11,10 +11,11 @@ import (
 // Preset names.
 const (
 	// PresetStandard is the default: families of 6 near-duplicates, 5
-	// candidate queries, up to 3 attributes per instruction, 15 steps.
+	// candidate queries, up to 3 attributes and 2 option values per
+	// instruction, 15 steps.
 	PresetStandard = "standard"
-	// PresetEasy has families of 2, 3 candidate queries, up to 2
-	// attributes per instruction and 20 steps.
+	// PresetEasy has families of 2, 3 candidate queries, 1 attribute and 1
+	// option value per instruction and 20 steps.
 	PresetEasy = "easy"
 )
 
@@ -54,14 +55,18 @@ type Config struct {
 	// Default 5 (standard) or 3 (easy).
 	Queries int
 	// GoalAttributes is the most attributes an instruction asks for, 1..3.
-	// Default 3 (standard) or 2 (easy).
+	// Default 3 (standard) or 1 (easy).
 	GoalAttributes int
+	// GoalOptions is the most option values an instruction asks for, 1..2
+	// (one per option dimension of the product type). Default 2 (standard)
+	// or 1 (easy).
+	GoalOptions int
 }
 
 // presets holds the defaults of each preset.
 var presets = map[string]Config{
-	PresetStandard: {MaxSteps: 15, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 6, Queries: 5, GoalAttributes: 3},
-	PresetEasy:     {MaxSteps: 20, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 2, Queries: 3, GoalAttributes: 2},
+	PresetStandard: {MaxSteps: 15, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 6, Queries: 5, GoalAttributes: 3, GoalOptions: 2},
+	PresetEasy:     {MaxSteps: 20, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 2, Queries: 3, GoalAttributes: 1, GoalOptions: 1},
 }
 
 // Option keys accepted by ParseOptions, each mapped to the field it sets.
@@ -72,6 +77,7 @@ var optionFields = map[string]func(*Config) *int{
 	"near_duplicates": func(c *Config) *int { return &c.NearDuplicates },
 	"queries":         func(c *Config) *int { return &c.Queries },
 	"goal_attributes": func(c *Config) *int { return &c.GoalAttributes },
+	"goal_options":    func(c *Config) *int { return &c.GoalOptions },
 }
 
 // OptionKeys lists the option keys the factory accepts, sorted.
@@ -132,6 +138,7 @@ func (c Config) withDefaults() Config {
 	fill(&c.NearDuplicates, p.NearDuplicates)
 	fill(&c.Queries, p.Queries)
 	fill(&c.GoalAttributes, p.GoalAttributes)
+	fill(&c.GoalOptions, p.GoalOptions)
 	return c
 }
 
@@ -166,6 +173,9 @@ func (c Config) Validate() error {
 	}
 	if c.GoalAttributes < 1 || c.GoalAttributes > 3 {
 		bad("goal_attributes", "got %d, want 1..3", c.GoalAttributes)
+	}
+	if c.GoalOptions < 1 || c.GoalOptions > 2 {
+		bad("goal_options", "got %d, want 1..2", c.GoalOptions)
 	}
 	return errors.Join(errs...)
 }

@@ -15,13 +15,13 @@ func TestParseOptions(t *testing.T) {
 		want Config
 	}{
 		{"nil is the standard preset", nil,
-			Config{Preset: PresetStandard, MaxSteps: 15, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 6, Queries: 5, GoalAttributes: 3}},
+			Config{Preset: PresetStandard, MaxSteps: 15, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 6, Queries: 5, GoalAttributes: 3, GoalOptions: 2}},
 		{"easy preset", map[string]string{"preset": "easy"},
-			Config{Preset: PresetEasy, MaxSteps: 20, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 2, Queries: 3, GoalAttributes: 2}},
+			Config{Preset: PresetEasy, MaxSteps: 20, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 2, Queries: 3, GoalAttributes: 1, GoalOptions: 1}},
 		{"overrides win over the preset", map[string]string{"preset": "easy", "max_steps": "30", "catalogue_size": "1000", "queries": "5"},
-			Config{Preset: PresetEasy, MaxSteps: 30, CatalogueSize: 1000, Goals: 6500, NearDuplicates: 2, Queries: 5, GoalAttributes: 2}},
-		{"every key", map[string]string{"goals": "600", "near_duplicates": "1", "goal_attributes": "1"},
-			Config{Preset: PresetStandard, MaxSteps: 15, CatalogueSize: 2000, Goals: 600, NearDuplicates: 1, Queries: 5, GoalAttributes: 1}},
+			Config{Preset: PresetEasy, MaxSteps: 30, CatalogueSize: 1000, Goals: 6500, NearDuplicates: 2, Queries: 5, GoalAttributes: 1, GoalOptions: 1}},
+		{"every key", map[string]string{"goals": "600", "near_duplicates": "1", "goal_attributes": "1", "goal_options": "1"},
+			Config{Preset: PresetStandard, MaxSteps: 15, CatalogueSize: 2000, Goals: 600, NearDuplicates: 1, Queries: 5, GoalAttributes: 1, GoalOptions: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,8 +48,8 @@ func TestParseOptionsErrors(t *testing.T) {
 		{"step limit below the expert path", map[string]string{"max_steps": "8"}, []string{"max_steps", "got 8, want 9..1000"}},
 		{"catalogue too small", map[string]string{"catalogue_size": "100"}, []string{"catalogue_size", "got 100, want 144.."}},
 		{"no train goals", map[string]string{"goals": "500"}, []string{"goals", "got 500, want 501.."}},
-		{"several problems at once", map[string]string{"queries": "9", "goal_attributes": "0", "near_duplicates": "11"},
-			[]string{"queries", "got 9, want 1..5", "near_duplicates", "got 11, want 1..10"}},
+		{"several problems at once", map[string]string{"queries": "9", "goal_options": "3", "near_duplicates": "11"},
+			[]string{"queries", "got 9, want 1..5", "near_duplicates", "got 11, want 1..10", "goal_options", "got 3, want 1..2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,9 +9,9 @@
 // deterministically from a fixed seed and shared by every environment with
 // the same configuration. Goals are indexed: goals 0–499 form the eval
 // split, the rest the train split. Each goal names a target product's type,
-// a subset of its attributes, one value per option dimension and a price
-// limit; the episode is fully determined by the goal index (Task.Seed) and
-// the actions.
+// a subset of its attributes, values for some of its option dimensions and
+// a price limit; the episode is fully determined by the goal index
+// (Task.Seed) and the actions.
 //
 // Pages and actions follow WebShop: the search page offers search[query]
 // for a handful of candidate queries built from the instruction; results
@@ -28,9 +28,10 @@
 //
 // Options (envs.New("shop", opts) or ParseOptions): preset ("standard",
 // the default, or "easy": fewer near-duplicates and candidate queries,
-// fewer attributes per instruction, 20 steps), max_steps, catalogue_size,
-// goals, near_duplicates, queries and goal_attributes; an unknown key or a
-// bad value is a ConfigError naming it. The Env implements envs.Planner: its
+// fewer attributes and option values per instruction, 20 steps),
+// max_steps, catalogue_size, goals, near_duplicates, queries,
+// goal_attributes and goal_options; an unknown key or a bad value is a
+// ConfigError naming it. The Env implements envs.Planner: its
 // expert sees the target and solves every goal of every split.
 //
 // The package registers itself as "shop" with envs.Register; import it for

@@ -19,7 +19,7 @@ type goal struct {
 	index      int
 	target     int // product index
 	attrs      []string
-	options    []goalOption // one per option dimension of the target's type
+	options    []goalOption // at most one per option dimension, in dimension order
 	priceLimit float64
 	// instruction is the text shown to the agent.
 	instruction string
@@ -64,8 +64,10 @@ func drawGoal(rng *rand.Rand, w *world, index int) *goal {
 	pt := &productTypes[target.ptype]
 	g := &goal{index: index, target: target.index}
 	g.attrs = chooseAttributes(rng, w, target)
-	for d, vals := range target.options {
-		g.options = append(g.options, goalOption{dim: d, value: pick(rng, vals)})
+	dims := rng.Perm(len(target.options))[:min(w.cfg.GoalOptions, len(target.options))]
+	slices.Sort(dims)
+	for _, d := range dims {
+		g.options = append(g.options, goalOption{dim: d, value: pick(rng, target.options[d])})
 	}
 	g.priceLimit = priceLimit(target.price * (1.02 + 0.3*rng.Float64()))
 	g.instruction = instruction(rng, pt, g)

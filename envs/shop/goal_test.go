@@ -42,8 +42,8 @@ func checkGoal(env *Env, g *goal) error {
 	switch {
 	case len(g.attrs) < 1 || len(g.attrs) > env.cfg.GoalAttributes:
 		return fmt.Errorf("got %d attributes, want 1..%d", len(g.attrs), env.cfg.GoalAttributes)
-	case len(g.options) != len(pt.Options):
-		return fmt.Errorf("got %d options, want one per dimension (%d)", len(g.options), len(pt.Options))
+	case len(g.options) < 1 || len(g.options) > min(env.cfg.GoalOptions, len(pt.Options)):
+		return fmt.Errorf("got %d options, want 1..%d", len(g.options), min(env.cfg.GoalOptions, len(pt.Options)))
 	case g.priceLimit < p.price:
 		return fmt.Errorf("price limit %.2f below the target's price %.2f", g.priceLimit, p.price)
 	case len(g.queries) < 1 || len(g.queries) > env.cfg.Queries:

@@ -24,19 +24,21 @@ type goalSlot struct {
 	err  error
 }
 
-// worldKey is the part of a Config the world depends on.
-type worldKey struct {
-	catalogueSize, goals, nearDuplicates, queries, goalAttributes int
-}
-
 var (
 	worldsMu sync.Mutex
-	worlds   = map[worldKey]*world{}
+	worlds   = map[Config]*world{} // keyed by worldKey
 )
+
+// worldKey is the part of a Config the world depends on: everything but
+// the preset's name and the step limit.
+func worldKey(cfg Config) Config {
+	cfg.Preset, cfg.MaxSteps = "", 0
+	return cfg
+}
 
 // worldFor returns the cached world of cfg, building it on first use.
 func worldFor(cfg Config) *world {
-	key := worldKey{cfg.CatalogueSize, cfg.Goals, cfg.NearDuplicates, cfg.Queries, cfg.GoalAttributes}
+	key := worldKey(cfg)
 	worldsMu.Lock()
 	defer worldsMu.Unlock()
 	if w, ok := worlds[key]; ok {
