@@ -24,8 +24,11 @@ func (s *Service) metrics(ctx context.Context, m schemas.MetricsEvent) {
 // publishUpdateMetrics reports one update: the trainer's statistics (on-
 // and off-policy separately), on-policy success and dense return,
 // repeated-state visits, and the environment steps spent so far.
-func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st learner.UpdateStats, on []*schemas.Trajectory) {
+func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st learner.UpdateStats, on []*schemas.Trajectory, clock phaseClock) {
 	v := st.Map()
+	for phase, sec := range clock.seconds {
+		v["seconds_"+phase] = sec
+	}
 	var repeated, distinct, dense float64
 	for _, t := range on {
 		d, r := schemas.StateStats(t.Steps)
@@ -47,4 +50,24 @@ func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st lear
 	v["env_steps_explorer"] = float64(s.cp.EnvStepsExplorer)
 	v["env_steps"] = float64(s.cp.EnvStepsActor + s.cp.EnvStepsExplorer)
 	s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "update", Cycle: cycle, Values: v})
+}
+
+// phaseClock measures the wall time of an update's phases: waiting for
+// exploration, collecting rollouts, sampling the buffer, the update's math,
+// publishing the snapshot.
+type phaseClock struct {
+	last    time.Time
+	seconds map[string]float64
+}
+
+// lap charges the time since the previous lap (or the clock's first use) to phase.
+func (c *phaseClock) lap(phase string) {
+	now := time.Now()
+	if c.seconds == nil {
+		c.seconds = map[string]float64{}
+	}
+	if !c.last.IsZero() {
+		c.seconds[phase] += now.Sub(c.last).Seconds()
+	}
+	c.last = now
 }

@@ -3,6 +3,7 @@ package learnersvc
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/envs"
@@ -25,20 +26,24 @@ func (s *Service) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	clock := phaseClock{last: time.Now()}
 	if s.cfg.RSPO && withinCycle == 0 {
 		if err := s.startCycle(ctx, cycle); err != nil {
 			return err
 		}
+		clock.lap("explore_wait")
 	}
 	on, err := s.rollouts(ctx, fmt.Sprintf("u%d", u), cycle, tasks, s.cfg.GroupSize)
 	if err != nil {
 		return err
 	}
+	clock.lap("rollouts")
 	var off []*schemas.Trajectory
 	if s.cfg.RSPO {
 		if off, err = s.sampleBuffer(ctx, cycle, u, tasks); err != nil {
 			return err
 		}
+		clock.lap("buffer_sample")
 	}
 	if s.prm != nil {
 		s.scoreDense(on)
@@ -47,13 +52,15 @@ func (s *Service) step(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("learnersvc: update %d: %w", u+1, err)
 	}
+	clock.lap("update")
 	s.cp.Update++
 	s.cp.EnvStepsActor += producers.EnvSteps(on)
 	s.cp.TrajSeq = s.nextSeq
 	if err := s.publishPolicy(ctx, cycle); err != nil {
 		return err
 	}
-	s.publishUpdateMetrics(ctx, cycle, stats, on)
+	clock.lap("publish")
+	s.publishUpdateMetrics(ctx, cycle, stats, on, clock)
 	if s.cfg.RSPO && (withinCycle == s.cfg.K-1 || s.cp.Update == int64(s.cfg.Updates)) {
 		if err := s.endCycle(ctx, cycle); err != nil {
 			return err
