@@ -6,7 +6,7 @@ import (
 )
 
 // NumFlags is the number of match flags computed for every action.
-const NumFlags = 10
+const NumFlags = 11
 
 // The match flags, in order. All are in [0, 1] except flagRepeatCount.
 const (
@@ -20,6 +20,7 @@ const (
 	flagRepeatPrev          // the action repeats the previous action
 	flagRepeatCount         // log(1 + times the action was taken before)
 	flagSameVerb            // the action's verb is the previous action's verb
+	flagContextGoal         // fraction of the goal words named by the observation text about the action's object
 )
 
 // Feature namespaces: every hashed feature is salted with its kind.
@@ -37,6 +38,7 @@ const (
 	nsActBigram
 	nsCross
 	nsPrevCross
+	nsContext
 )
 
 // maxStepFeature caps the step-count feature.
@@ -72,6 +74,7 @@ type Featurizer struct {
 	obsEnts   []entity
 	actEnts   []entity
 	goalObs   []uint64
+	index     obsIndex
 }
 
 // NewFeaturizer returns a featurizer for p's configuration.
@@ -139,6 +142,7 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 			z.goalObs = append(z.goalObs, e.h)
 		}
 	}
+	z.index.build(z.obs, z.mem.goal)
 	f.state = z.stateIDs(s)
 	for a, text := range s.Admissible {
 		z.act = tokenize(text, z.act[:0])
@@ -197,8 +201,16 @@ func (z *Featurizer) appendWords(ids []int32, nsWord, nsBigram uint64, toks []to
 }
 
 // actionIDs appends the action-side features of z.act: verb, words,
-// bigrams, instruction×action and previous-verb×action crossings.
+// bigrams, instruction×action and previous-verb×action crossings, and the
+// content words of the observation text about the action's object.
 func (z *Featurizer) actionIDs(ids []int32) []int32 {
+	for _, sent := range z.index.context(z.act) {
+		for _, t := range z.index.words(z.obs, sent) {
+			if t.content() {
+				ids = append(ids, z.id(nsContext, t.h))
+			}
+		}
+	}
 	if len(z.act) > 0 {
 		ids = append(ids, z.id(nsVerb, z.act[0].h))
 	}
@@ -244,6 +256,7 @@ func (z *Featurizer) actionFlags(fl []float64) {
 	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && h == z.mem.prevAct)
 	fl[flagRepeatCount] = math.Log1p(float64(z.mem.taken[h]))
 	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(z.act) > 0 && z.act[0].h == z.mem.prevVerb)
+	fl[flagContextGoal] = z.index.goalFrac(z.index.context(z.act), len(z.mem.goal))
 }
 
 func hasEntity(ents []entity, h uint64) bool {

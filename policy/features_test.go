@@ -105,3 +105,22 @@ func TestFeaturesGolden(t *testing.T) {
 		t.Fatalf("features differ from %s (%v):\n%s\nif intended, bump featureVersion and run with -update", path, err, buf.String())
 	}
 }
+
+func TestContextFlag(t *testing.T) {
+	p := newTestPolicy(t, Config{})
+	s := &State{
+		Instruction: "i need individually wrapped tea bags",
+		Observation: "[button] Back to Search [button_]\n[button] B0AAA [button_] Larkin Evening Tea, Individually Wrapped [SEP] $31\n[button] B0BBB [button_] Juniper Morning Coffee [SEP] $25\n",
+		Admissible:  []string{"click[back to search]", "click[b0aaa]", "click[b0bbb]"},
+	}
+	f, err := p.NewFeaturizer().Features(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{0, 0.6, 0} // goal words: need, individually, wrapped, tea, bags
+	for a, w := range want {
+		if got := f.Flags(a)[flagContextGoal]; got != w {
+			t.Errorf("%s: got context goal fraction %v, want %v", s.Admissible[a], got, w)
+		}
+	}
+}
