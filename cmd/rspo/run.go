@@ -63,9 +63,14 @@ type runOptions struct {
 	Data string `json:"data"`
 }
 
-func newRunCmd() *cobra.Command {
-	o := runOptions{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
+// defaultRunOptions are the defaults of `rspo run`: RSPO+GRPO on household.
+func defaultRunOptions() runOptions {
+	return runOptions{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
 		Tasks: 16, GroupSize: 8, Seed: 1, Explorer: string(producers.ModePRM), ExploreCollect: 1, Data: "runs"}
+}
+
+func newRunCmd() *cobra.Command {
+	o := defaultRunOptions()
 	var nf natsFlags
 	var configFile string
 	var asJSON, verbose bool
@@ -96,7 +101,19 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
+	o.register(fs)
 	fs.StringVar(&configFile, "config", "", "JSON file with run settings (keys as the flags, e.g. {\"env\": \"shop\", \"k\": 3}); flags override it")
+	fs.IntVar(&o.Actors, "actors", 1, "actor services to start in this process")
+	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
+	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
+	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
+	nf.register(fs)
+	return cmd
+}
+
+// register adds the training flags shared by `rspo run` and `rspo serve
+// learner` to fs, bound to o.
+func (o *runOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Run, "run", "", "run name (default: derived from env, algo, mode and seed, so the same command resumes)")
 	fs.StringVar(&o.Env, "env", o.Env, "environment: household|shop")
 	fs.StringToStringVar(&o.EnvOptions, "env-opt", nil, "environment option key=value, e.g. preset=hard")
@@ -127,12 +144,6 @@ func newRunCmd() *cobra.Command {
 	fs.IntVar(&o.EvalEvery, "eval-every", 0, "evaluate every this many updates (default 10)")
 	fs.IntVar(&o.EvalEpisodes, "eval-episodes", 0, "episodes per eval split (default 64)")
 	fs.BoolVar(&o.EvalGreedy, "eval-greedy", false, "evaluate with the most probable action instead of sampling")
-	fs.IntVar(&o.Actors, "actors", 1, "actor services to start in this process")
-	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
-	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
-	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
-	nf.register(fs)
-	return cmd
 }
 
 // loadRunConfig reads a JSON run configuration into o, then re-applies the
