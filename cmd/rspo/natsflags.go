@@ -36,7 +36,7 @@ func (f *natsFlags) register(fs *pflag.FlagSet) {
 	if url == "" {
 		url = defaultNATSURL
 	}
-	fs.StringVar(&f.url, "nats", url, "NATS server URL(s), comma-separated (default from NATS_URL)")
+	fs.StringVar(&f.url, "nats", url, "NATS server URL(s), comma-separated; NATS_URL overrides the default")
 	fs.StringVar(&f.user, "user", "", "NATS user name")
 	fs.StringVar(&f.password, "password", "", "NATS password (or set NATS_PASSWORD)")
 	fs.StringVar(&f.creds, "creds", "", "NATS credentials file (JWT + NKey seed)")
