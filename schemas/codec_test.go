@@ -238,3 +238,53 @@ func TestSchemaVersionInMetadata(t *testing.T) {
 		t.Errorf("schema metadata %s: got %q (present %v), want %q", SchemaVersionKey, got, ok, "1")
 	}
 }
+
+// TestPooledEncoderMatchesFreshWriter checks that reusing pooled writers
+// and scratch space gives the bytes a fresh Arrow writer gives, whatever was
+// encoded before.
+func TestPooledEncoderMatchesFreshWriter(t *testing.T) {
+	big, small := realistic(40), fixture()
+	for i, tr := range []*Trajectory{big, small, big, small, small} {
+		got, err := EncodeTrajectory(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := writeRecords(t, trajectorySchema, buildRecord(tr))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("encoding %d: %d bytes differ from a fresh writer's %d", i, len(got), len(want))
+		}
+	}
+	batch, err := EncodeTrajectoryBatch([]*Trajectory{small, big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := writeRecords(t, trajectorySchema, buildRecord(small), buildRecord(big)); !bytes.Equal(batch, want) {
+		t.Fatalf("batch: %d bytes differ from a fresh writer's %d", len(batch), len(want))
+	}
+}
+
+// TestDecodedValuesOutliveTheDecoder checks that a decoded trajectory shares
+// no memory with the decoder's pooled buffers: decoding other messages
+// afterwards must not change it.
+func TestDecodedValuesOutliveTheDecoder(t *testing.T) {
+	b, err := EncodeTrajectory(fixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := DecodeTrajectory(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := EncodeTrajectory(realistic(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := DecodeTrajectory(other); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(first, fixture()) {
+		t.Errorf("a later decode changed an earlier result:\n%s", describe(first))
+	}
+}

@@ -81,8 +81,10 @@ func readStream(b []byte, each func(arrow.Record) error) (err error) {
 			err = &DecodeError{Reason: "corrupt Arrow data", Err: fmt.Errorf("%v", p)}
 		}
 	}()
+	arena := getArena(len(b))
+	defer putArena(arena)
 	mr := &messageReader{b: b}
-	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(newBoundedAllocator(len(b))))
+	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(arena))
 	if err != nil {
 		return streamError(mr, "not an Arrow IPC stream", err)
 	}

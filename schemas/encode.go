@@ -2,8 +2,8 @@ package schemas
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -72,22 +72,64 @@ func EncodeTrajectoryBatch(ts []*Trajectory) ([]byte, error) {
 	return b, nil
 }
 
-// writeStream writes valid trajectories as an IPC stream, one record batch
-// each, into a buffer of sizeHint bytes.
-func writeStream(ts []*Trajectory, sizeHint int) ([]byte, error) {
+// encoder is the reusable state of an encode: an IPC writer, the buffer it
+// writes into, and the column scratch space. Encoders are pooled, so a
+// message costs one allocation of its final size plus Arrow's own metadata.
+//
+// The writer stays open across calls: Arrow writes the schema message only
+// on a writer's first record batch, so calls after the first write the
+// (identical, precomputed) schema message themselves, then the batches,
+// then the end-of-stream marker.
+type encoder struct {
+	out     bytes.Buffer
+	w       *ipc.Writer
+	started bool // w has written its schema message
+	scratch scratch
+}
+
+// maxPooledBytes is the largest encoder buffer kept for reuse.
+const maxPooledBytes = 4 << 20
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.w = ipc.NewWriter(&e.out, ipc.WithSchema(trajectorySchema), ipc.WithAllocator(memory.DefaultAllocator))
+	return e
+}}
+
+// schemaMessage and eosMarker are the first and last bytes of every stream.
+var schemaMessage, eosMarker = func() ([]byte, []byte) {
 	var buf bytes.Buffer
-	buf.Grow(sizeHint)
-	w := ipc.NewWriter(&buf, ipc.WithSchema(trajectorySchema), ipc.WithAllocator(memory.DefaultAllocator))
+	if err := ipc.NewWriter(&buf, ipc.WithSchema(trajectorySchema)).Close(); err != nil {
+		panic(fmt.Sprintf("schemas: cannot write the trajectory schema: %v", err))
+	}
+	b := buf.Bytes()
+	return b[:len(b)-8], b[len(b)-8:]
+}()
+
+// writeStream writes valid trajectories as an IPC stream, one record batch
+// each. sizeHint is the expected size of the message.
+func writeStream(ts []*Trajectory, sizeHint int) ([]byte, error) {
+	e := encoders.Get().(*encoder)
+	e.out.Reset()
+	e.out.Grow(sizeHint)
+	if e.started || len(ts) == 0 {
+		e.out.Write(schemaMessage)
+	}
 	for _, t := range ts {
-		rec := buildRecord(t)
-		err := w.Write(rec)
+		e.scratch.reset()
+		rec := e.scratch.buildRecord(t)
+		err := e.w.Write(rec)
 		rec.Release()
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("schemas: write arrow record batch: %w", err), w.Close())
+			// e is dropped: its writer may be in any state.
+			return nil, fmt.Errorf("schemas: write arrow record batch: %w", err)
 		}
+		e.started = true
 	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("schemas: close arrow stream: %w", err)
+	e.out.Write(eosMarker)
+	b := bytes.Clone(e.out.Bytes())
+	if e.out.Cap() <= maxPooledBytes {
+		encoders.Put(e)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }

@@ -141,3 +141,6 @@ func describe(t *Trajectory) string {
 	}
 	return fmt.Sprintf("%+v", *t)
 }
+
+// buildRecord lays t out as a record batch in fresh scratch space.
+func buildRecord(t *Trajectory) arrow.Record { return new(scratch).buildRecord(t) }
