@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/buffersvc"
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// stageCluster is an embedded server with the rspo stages running as
+// separate OS processes against it, as users run them with `rspo serve`.
+type stageCluster struct {
+	t          *testing.T
+	bin, url   string
+	run, dir   string
+	js         jetstream.JetStream
+	ctx        context.Context
+}
+
+func startStages(t *testing.T, run string) *stageCluster {
+	t.Helper()
+	bin := buildRSPO(t)
+	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	t.Cleanup(cancel)
+	nc, js, err := e.Connect(ctx, "stages-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	c := &stageCluster{t: t, bin: bin, url: e.ClientURL(), run: run, dir: t.TempDir(), js: js, ctx: ctx}
+	for _, stage := range [][]string{
+		{"actor", "--parallel", "2"},
+		{"actor", "--parallel", "1"},
+		{"explorer"},
+		{"swapper"},
+		{"buffer", "--data", filepath.Join(c.dir, "buffer")},
+	} {
+		args := append([]string{"serve", stage[0], "--nats", c.url, "--run", run}, stage[1:]...)
+		newProc(t, bin, filepath.Join(c.dir, fmt.Sprintf("%s-%d.log", stage[0], len(stage))), args...)
+	}
+	return c
+}
+
+// learnerArgs is a short RSPO run on the easy household.
+func (c *stageCluster) learnerArgs() []string {
+	return []string{"serve", "learner", "--nats", c.url, "--run", c.run, "--env-opt", "preset=easy",
+		"--updates", "4", "--tasks", "4", "--group", "4", "--k", "2", "--alpha", "0.25",
+		"--eval-every", "2", "--eval-episodes", "8", "--prm-warmup-tasks", "8"}
+}
+
+// count tallies a run's messages: trajectories by subject, events by type,
+// metrics by kind.
+func (c *stageCluster) count() map[string]int {
+	c.t.Helper()
+	counts := map[string]int{}
+	for _, subj := range []string{"traj.onpolicy", "traj.explore", "swapped", "ctrl", "metrics"} {
+		err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: subj}, func(m streams.Message) error {
+			switch {
+			case m.Event != nil:
+				counts[string(m.Event.Type)]++
+			case m.Metrics != nil:
+				counts["metrics."+m.Metrics.Kind]++
+			default:
+				counts[subj]++
+			}
+			return nil
+		})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	return counts
+}
+
+func (c *stageCluster) policyVersions() []int64 {
+	var vs []int64
+	err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: "ctrl.policy.published"}, func(m streams.Message) error {
+		if m.Event != nil {
+			vs = append(vs, m.Event.PolicyVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i] < vs[j] })
+	return vs
+}
+
+// checkFinished asserts that every stage did its part in a finished run.
+func (c *stageCluster) checkFinished(updates int) {
+	c.t.Helper()
+	counts := c.count()
+	for _, k := range []string{"traj.onpolicy", "traj.explore", "swapped", "metrics.update", "metrics.eval", "metrics.explore",
+		string(schemas.EventCycleStarted), string(schemas.EventCycleExplored), string(schemas.EventPRMPublished)} {
+		if counts[k] == 0 {
+			c.t.Errorf("nothing on %s; counts %v", k, counts)
+		}
+	}
+	if got, want := counts[string(schemas.EventCycleEnded)], updates/2; got != want {
+		c.t.Errorf("cycle.ended: got %d, want %d", got, want)
+	}
+	if got := counts[string(schemas.EventRunFinished)]; got != 1 {
+		c.t.Errorf("run.finished: got %d, want 1", got)
+	}
+	if counts["traj.explore"] != counts["swapped"] {
+		c.t.Errorf("explore %d vs swapped %d: every explorer trajectory should reach the buffer stream",
+			counts["traj.explore"], counts["swapped"])
+	}
+	vs := c.policyVersions()
+	for i, v := range vs {
+		if v != int64(i) {
+			c.t.Fatalf("policy versions published: got %v, want 0..%d once each", vs, updates)
+		}
+	}
+	if len(vs) != updates+1 {
+		c.t.Errorf("policy versions published: got %v, want 0..%d", vs, updates)
+	}
+	cp, ok, err := learnersvc.LoadCheckpoint(c.ctx, c.js, c.run)
+	if err != nil || !ok || !cp.Finished || cp.Update != int64(updates) {
+		c.t.Errorf("checkpoint: %+v (found %v, err %v)", cp, ok, err)
+	}
+	// The buffer process cleared every ended cycle.
+	nc, _, err := streams.Connect(c.ctx, c.url, streams.ConnectOptions{Name: "stats"})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer nc.Close()
+	client, err := buffersvc.NewClient(nc, c.run)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	st, err := client.Stats(c.ctx)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if st.Records != 0 || st.ClearedThrough != int64(updates/2-1) {
+		c.t.Errorf("buffer after the run: %d records, cleared through cycle %d; want 0 and %d", st.Records, st.ClearedThrough, updates/2-1)
+	}
+}
+
+func TestStagesRunAsSeparateProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every stage as a process; skipped with -short")
+	}
+	c := startStages(t, "stages")
+	out, err := exec.CommandContext(c.ctx, c.bin, c.learnerArgs()...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("learner: %v\n%s", err, out)
+	}
+	c.checkFinished(4)
+}
+
+func TestLearnerKilledMidRunResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every stage as a process; skipped with -short")
+	}
+	c := startStages(t, "resume")
+	learner := newProc(t, c.bin, filepath.Join(c.dir, "learner.log"), c.learnerArgs()...)
+	// Kill the learner once it has published version 2 (mid-run, mid-cycle 1).
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		cp, ok, err := learnersvc.LoadCheckpoint(c.ctx, c.js, c.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && cp.Update >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("learner made no progress")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	learner.kill()
+	cp, _, _ := learnersvc.LoadCheckpoint(c.ctx, c.js, c.run)
+	if cp.Finished {
+		t.Fatalf("learner finished before it could be killed: %+v", cp)
+	}
+	t.Logf("killed the learner after update %d", cp.Update)
+	out, err := exec.CommandContext(c.ctx, c.bin, c.learnerArgs()...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restarted learner: %v\n%s", err, out)
+	}
+	c.checkFinished(4)
+}
