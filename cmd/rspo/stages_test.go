@@ -20,11 +20,11 @@ import (
 // stageCluster is an embedded server with the rspo stages running as
 // separate OS processes against it, as users run them with `rspo serve`.
 type stageCluster struct {
-	t          *testing.T
-	bin, url   string
-	run, dir   string
-	js         jetstream.JetStream
-	ctx        context.Context
+	t        *testing.T
+	bin, url string
+	run, dir string
+	js       jetstream.JetStream
+	ctx      context.Context
 }
 
 func startStages(t *testing.T, run string) *stageCluster {
