@@ -102,9 +102,9 @@ func (t *Trainer) prepare(on, off []*schemas.Trajectory) ([]*sample, error) {
 	return samples, nil
 }
 
-// oldPass runs the policy as it is before the update (π_old) and the
-// reference over every step: V_old, log π_old for off-policy steps, and
-// log π_ref.
+// oldPass runs the reference over every step for log π_ref, and the policy
+// as it is before the update (π_old) where needed: V_old for PPO, log π_old
+// for off-policy steps.
 func (t *Trainer) oldPass(samples []*sample) {
 	var ps, rs policy.Pass
 	for _, s := range samples {
@@ -113,11 +113,14 @@ func (t *Trainer) oldPass(samples []*sample) {
 		if s.off {
 			s.oldLogP = make([]float64, n)
 		}
+		needOld := s.off || t.cfg.Algo == PPO
 		for i, f := range s.feats {
-			t.pol.Forward(f, &ps)
-			s.values[i] = ps.Value
-			if s.off {
-				s.oldLogP[i] = ps.LogProbs[s.t.Steps[i].ActionIndex]
+			if needOld {
+				t.pol.Forward(f, &ps)
+				s.values[i] = ps.Value
+				if s.off {
+					s.oldLogP[i] = ps.LogProbs[s.t.Steps[i].ActionIndex]
+				}
 			}
 			t.ref.Forward(f, &rs)
 			s.refLogP[i] = append([]float64(nil), rs.LogProbs...)

@@ -3,15 +3,20 @@ package policy
 import "math/bits"
 
 // maxContextSentences bounds how many observation sentences may mention an
-// action's rarest word for them to count as the action's context.
-const maxContextSentences = 2
+// action's rarest word for them to count as the action's context, and
+// maxContextWords how long such a sentence may be (a room's list of every
+// receptacle describes nothing in particular).
+const (
+	maxContextSentences = 2
+	maxContextWords     = 20
+)
 
 // obsIndex locates words in the current observation's sentences, so that an
 // action can be tied to the text that describes its object: a product line
 // for "click[b0smym5jgl]", the receptacle's contents for "take apple 1 from
 // countertop 1".
 type obsIndex struct {
-	where map[uint64][]int32 // word → sentences that contain it (ascending, unique)
+	where map[uint64][]int32 // word or entity → sentences that contain it (ascending, unique)
 	start []int              // first token of each sentence (len = sentences+1)
 	goals []uint64           // per sentence: bit i set when it has goal word i
 }
@@ -31,8 +36,9 @@ func (x *obsIndex) build(obs []token, goal []uint64) {
 		if !t.content() {
 			continue
 		}
-		if l := x.where[t.h]; len(l) == 0 || l[len(l)-1] != t.sent {
-			x.where[t.h] = append(l, t.sent)
+		x.note(t.h, t.sent)
+		if i+1 < len(obs) && obs[i+1].num {
+			x.note(mix(t.h, obs[i+1].h), t.sent)
 		}
 		for g, h := range goal {
 			if h == t.h && g < 64 {
@@ -43,18 +49,40 @@ func (x *obsIndex) build(obs []token, goal []uint64) {
 	x.start = append(x.start, len(obs))
 }
 
-// context returns the sentences that mention the rarest content word of
-// act (nil if no such word, or if it is mentioned too often to identify
-// anything).
-func (x *obsIndex) context(act []token) []int32 {
+func (x *obsIndex) note(h uint64, sent int32) {
+	if l := x.where[h]; len(l) == 0 || l[len(l)-1] != sent {
+		x.where[h] = append(l, sent)
+	}
+}
+
+// context returns the sentences about act's object: those that mention
+// its rarest entity ("apple 1"), or without entities its rarest content
+// word ("b0smym5jgl"). It returns nil when there are none, too many, or
+// they are too long to be about one thing.
+func (x *obsIndex) context(act []token, ents []entity) []int32 {
 	var best []int32
-	for _, t := range act {
-		if l := x.where[t.h]; t.content() && len(l) > 0 && (best == nil || len(l) < len(best)) {
+	pick := func(h uint64) {
+		if l := x.where[h]; len(l) > 0 && (best == nil || len(l) < len(best)) {
 			best = l
+		}
+	}
+	for _, e := range ents {
+		pick(e.h)
+	}
+	if len(ents) == 0 {
+		for _, t := range act {
+			if t.content() {
+				pick(t.h)
+			}
 		}
 	}
 	if len(best) > maxContextSentences {
 		return nil
+	}
+	for _, s := range best {
+		if x.start[s+1]-x.start[s] > maxContextWords {
+			return nil
+		}
 	}
 	return best
 }

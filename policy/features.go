@@ -75,6 +75,7 @@ type Featurizer struct {
 	actEnts   []entity
 	goalObs   []uint64
 	index     obsIndex
+	ctx       []int32 // context sentences of the current action
 }
 
 // NewFeaturizer returns a featurizer for p's configuration.
@@ -146,6 +147,8 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 	f.state = z.stateIDs(s)
 	for a, text := range s.Admissible {
 		z.act = tokenize(text, z.act[:0])
+		z.actEnts = entities(z.act, z.actEnts[:0])
+		z.ctx = z.index.context(z.act, z.actEnts)
 		f.actIDs = z.actionIDs(f.actIDs)
 		f.actOff = append(f.actOff, int32(len(f.actIDs)))
 		z.actionFlags(f.flags[a*NumFlags : (a+1)*NumFlags])
@@ -204,7 +207,7 @@ func (z *Featurizer) appendWords(ids []int32, nsWord, nsBigram uint64, toks []to
 // bigrams, instruction×action and previous-verb×action crossings, and the
 // content words of the observation text about the action's object.
 func (z *Featurizer) actionIDs(ids []int32) []int32 {
-	for _, sent := range z.index.context(z.act) {
+	for _, sent := range z.ctx {
 		for _, t := range z.index.words(z.obs, sent) {
 			if t.content() {
 				ids = append(ids, z.id(nsContext, t.h))
@@ -229,7 +232,7 @@ func (z *Featurizer) actionIDs(ids []int32) []int32 {
 	return ids
 }
 
-// actionFlags fills the match flags of z.act.
+// actionFlags fills the match flags of z.act (with z.actEnts and z.ctx).
 func (z *Featurizer) actionFlags(fl []float64) {
 	content, goal := 0, 0
 	for _, t := range z.act {
@@ -245,7 +248,6 @@ func (z *Featurizer) actionFlags(fl []float64) {
 	}
 	fl[flagAnyGoal] = b2f(goal > 0)
 	fl[flagVerbInGoal] = b2f(len(z.act) > 0 && z.mem.isGoal(z.act[0].h))
-	z.actEnts = entities(z.act, z.actEnts[:0])
 	for _, e := range z.actEnts {
 		fl[flagGoalEntity] = max(fl[flagGoalEntity], b2f(z.mem.isGoal(e.word)))
 		fl[flagVisited] = max(fl[flagVisited], b2f(z.mem.visited[e.h]))
@@ -256,7 +258,7 @@ func (z *Featurizer) actionFlags(fl []float64) {
 	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && h == z.mem.prevAct)
 	fl[flagRepeatCount] = math.Log1p(float64(z.mem.taken[h]))
 	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(z.act) > 0 && z.act[0].h == z.mem.prevVerb)
-	fl[flagContextGoal] = z.index.goalFrac(z.index.context(z.act), len(z.mem.goal))
+	fl[flagContextGoal] = z.index.goalFrac(z.ctx, len(z.mem.goal))
 }
 
 func hasEntity(ents []entity, h uint64) bool {
