@@ -172,9 +172,12 @@ func (w *worker) run(ctx context.Context, handle batchFunc) error {
 // pull fetches one batch and handles it. It returns an error only when
 // consuming cannot continue.
 func (w *worker) pull(ctx, hctx context.Context, cons jetstream.Consumer, handle batchFunc) error {
-	fctx, cancel := context.WithTimeout(ctx, w.cfg.MaxWait)
-	defer cancel()
-	batch, err := cons.Fetch(w.cfg.Batch, jetstream.FetchContext(fctx))
+	// FetchMaxWait, not a context deadline: the pull then ends with the
+	// server's expiry notice after every message it sent. A client-side
+	// deadline (FetchContext) stops reading up to 10% before the server's
+	// expiry and drops the messages still in flight, which then wait
+	// AckWait for redelivery.
+	batch, err := cons.Fetch(w.cfg.Batch, jetstream.FetchMaxWait(w.cfg.MaxWait))
 	if err == nil {
 		handle(hctx, batch)
 		err = batch.Error()
