@@ -63,7 +63,8 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dpre,
 		blas64.General{Rows: l.h, Cols: l.in, Data: p.params[l.w1 : l.w1+l.h*l.in], Stride: l.in},
 		0, blas64.General{Rows: nA, Cols: l.in, Data: ps.dz, Stride: l.in})
-	dxa := make([]float64, l.d)
+	ps.dxa = grow(ps.dxa, l.d)
+	dxa := ps.dxa
 	for a := range nA {
 		dz := ps.dz[a*l.in : (a+1)*l.in]
 		xa := ps.xa[a*l.d : (a+1)*l.d]

@@ -28,6 +28,7 @@ type Pass struct {
 	dpre []float64 // nA×H
 	dz   []float64 // nA×In
 	dxs  []float64 // D
+	dxa  []float64 // D
 	dvh  []float64 // H
 }
 
