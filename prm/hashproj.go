@@ -195,14 +195,20 @@ func (h *HashProjection) collect(s *tokenScratch) {
 	}
 }
 
-// addVector adds w times the sparse ±1 vector of feature f to dst.
+// addVector adds w times the sparse ±1 vector of feature f to dst. Each
+// 64-bit draw of the seeded stream gives four 16-bit lanes: the low bit is
+// the sign, the other 15 pick the entry (Dim ≤ MaxFeatureDim = 2¹⁴).
 func (h *HashProjection) addVector(f uint64, w float32, dst []float32) {
 	state := f ^ h.cfg.Seed*0x9e3779b97f4a7c15
 	dim := uint64(h.cfg.Dim)
-	for range h.cfg.Nonzeros {
-		r := splitmix64(&state)
-		idx := (r >> 32) * dim >> 32
-		if r&1 == 0 {
+	var r uint64
+	for k := range h.cfg.Nonzeros {
+		if k%4 == 0 {
+			r = splitmix64(&state)
+		}
+		lane := r >> (16 * (k % 4)) & 0xffff
+		idx := (lane >> 1) * dim >> 15
+		if lane&1 == 0 {
 			dst[idx] += w
 		} else {
 			dst[idx] -= w

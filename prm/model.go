@@ -215,38 +215,8 @@ func (m *Model) featurize(t *schemas.Trajectory, x []float32) {
 
 // forwardBatch evaluates r̂ for each feature row of x into out.
 func (m *Model) forwardBatch(x []float32, out []float64) {
-	hid := make([]float64, m.hidden)
-	for i := range out {
-		out[i] = m.forward(x[i*m.dim:(i+1)*m.dim], hid)
-	}
-}
-
-// forward evaluates one row, leaving the hidden activations in hid.
-func (m *Model) forward(x []float32, hid []float64) float64 {
-	w1, b1, w2, b2 := m.views()
-	z := *b2
-	for j := range hid {
-		hid[j] = math.Tanh(b1[j] + dot(w1[j*m.dim:(j+1)*m.dim], x))
-		z += w2[j] * hid[j]
-	}
-	return math.Tanh(z)
-}
-
-// dot returns Σ w_i·x_i, unrolled by four.
-func dot(w []float64, x []float32) float64 {
-	x = x[:len(w)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(w); i += 4 {
-		s0 += w[i] * float64(x[i])
-		s1 += w[i+1] * float64(x[i+1])
-		s2 += w[i+2] * float64(x[i+2])
-		s3 += w[i+3] * float64(x[i+3])
-	}
-	for ; i < len(w); i++ {
-		s0 += w[i] * float64(x[i])
-	}
-	return s0 + s1 + s2 + s3
+	n := len(out)
+	m.forwardRows(toFloat64(nil, x[:n*m.dim]), n, make([]float64, n*m.hidden), out)
 }
 
 // errNilModel is returned by helpers handed a nil model.

@@ -24,6 +24,7 @@ type trainer struct {
 	slotR     []float64
 	slotHid   []float64
 	slotGrad  []float64
+	slotX     []float64 // the slots' feature rows, float64
 	bestParam []float64
 	bestLoss  float64
 	epochs    int
@@ -92,10 +93,7 @@ func (t *trainer) step(batch []int) {
 			t.slotGrad[t.slotOf[r]] += c
 		}
 	}
-	clear(t.grad)
-	for s, r := range t.slotRows {
-		t.backward(t.ds.row(r), t.slotHid[s*t.m.hidden:(s+1)*t.m.hidden], t.slotR[s], t.slotGrad[s])
-	}
+	t.m.backwardRows(t.slotX, len(t.slotRows), t.slotHid, t.slotR, t.slotGrad, t.grad)
 	t.opt.step(t.m.params, t.grad)
 	t.releaseSlots()
 }
@@ -115,9 +113,14 @@ func (t *trainer) forwardSlots(batch []int) {
 	t.slotR = grow(t.slotR, n)
 	t.slotHid = grow(t.slotHid, n*h)
 	t.slotGrad = grow(t.slotGrad, n)
+	t.slotX = grow(t.slotX, n*t.m.dim)
 	for s, r := range t.slotRows {
-		t.slotR[s] = t.m.forward(t.ds.row(r), t.slotHid[s*h:(s+1)*h])
+		x := t.slotX[s*t.m.dim : (s+1)*t.m.dim]
+		for k, v := range t.ds.row(r) {
+			x[k] = float64(v)
+		}
 	}
+	t.m.forwardRows(t.slotX, n, t.slotHid, t.slotR)
 }
 
 func (t *trainer) releaseSlots() {
@@ -125,31 +128,6 @@ func (t *trainer) releaseSlots() {
 		t.slotOf[r] = -1
 	}
 	t.slotRows = t.slotRows[:0]
-}
-
-// backward accumulates into t.grad the gradient of g·r̂ for one row, where
-// g = ∂L/∂r̂ and hid, r its forward activations.
-func (t *trainer) backward(x []float32, hid []float64, r, g float64) {
-	gw1, gb1, gw2, gb2 := t.gradViews()
-	_, _, w2, _ := t.m.views()
-	dz := g * (1 - r*r)
-	*gb2 += dz
-	dim := t.m.dim
-	for j, hj := range hid {
-		gw2[j] += dz * hj
-		da := dz * w2[j] * (1 - hj*hj)
-		gb1[j] += da
-		row := gw1[j*dim : (j+1)*dim]
-		for k, xk := range x[:dim] {
-			row[k] += da * float64(xk)
-		}
-	}
-}
-
-func (t *trainer) gradViews() (w1, b1, w2 []float64, b2 *float64) {
-	hd := t.m.hidden * t.m.dim
-	g := t.grad
-	return g[:hd], g[hd : hd+t.m.hidden], g[hd+t.m.hidden : hd+2*t.m.hidden], &g[len(g)-1]
 }
 
 // trajectoryScores returns R̂ for the trajectories idx, evaluating each
