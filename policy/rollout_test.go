@@ -5,10 +5,12 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rspo-dev/rspo/envs"
+	_ "github.com/rspo-dev/rspo/envs/household"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/policy/policytest"
 	"github.com/rspo-dev/rspo/schemas"
@@ -165,13 +167,25 @@ func TestRolloutStepCap(t *testing.T) {
 	}
 }
 
-// BenchmarkRollout reports rollout speed with a fresh policy.
+// BenchmarkRollout reports rollout speed (environment, features, forward
+// pass, sampling) with a fresh default policy on one core.
 func BenchmarkRollout(b *testing.B) {
-	env := policytest.Courier{}
+	b.Run("courier", func(b *testing.B) { benchRollout(b, policytest.Courier{}) })
+	for _, preset := range []string{"easy", "alfworld"} {
+		env, err := envs.New("household", map[string]string{"preset": preset})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("household-"+preset, func(b *testing.B) { benchRollout(b, env) })
+	}
+}
+
+func benchRollout(b *testing.B, env envs.Env) {
 	tasks, _ := env.Tasks(envs.SplitTrain, 64, 1)
-	p := randomPolicy(b)
+	p, _ := policy.New(policy.Config{})
 	steps := 0
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for i := range b.N {
 		tr, err := policy.Rollout(context.Background(), env, tasks[i%len(tasks)], p, policy.RolloutOptions{Seed: int64(i)})
 		if err != nil {
@@ -180,4 +194,24 @@ func BenchmarkRollout(b *testing.B) {
 		steps += len(tr.Steps)
 	}
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+	b.ReportMetric(float64(steps)/(cpuTime()-cpu0).Seconds(), "steps/cpu-s")
+}
+
+// BenchmarkClone: explorers start as a copy of π_θ.
+func BenchmarkClone(b *testing.B) {
+	p, _ := policy.New(policy.Config{})
+	for range b.N {
+		_ = p.Clone()
+	}
+	b.ReportMetric(float64(p.NumParams()), "params")
+}
+
+// cpuTime is the process's user+system CPU time: the robust speed figure
+// on a shared machine.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

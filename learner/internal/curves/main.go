@@ -100,6 +100,11 @@ func run(ctx context.Context, o options) error {
 			fmt.Printf("%d\t%.3f\t%.3f\t%.2f\t%.3f\t%d\t%.1f\n", u, rate, last.SuccessOn, last.AllFailFracOn, last.EntropyOn, steps, time.Since(start).Seconds())
 		}
 		if u == o.updates {
+			snap, err := p.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("# snapshot %d bytes, %d parameters\n", len(snap), p.NumParams())
 			return nil
 		}
 		batch, err := rollouts(ctx, env, train[u*o.b:(u+1)*o.b], p, o, u)
