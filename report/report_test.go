@@ -20,7 +20,7 @@ func sampleEvents() []schemas.MetricsEvent {
 	for u := int64(1); u <= 4; u++ {
 		evs = append(evs, schemas.MetricsEvent{
 			Run: "r", Component: "learner", Kind: "update", Time: t0.Add(time.Duration(u) * time.Second),
-			Update: u, Values: map[string]float64{"success_rate": 0.1 * float64(u), "on_clip_frac": 0.01, "bad": math.NaN()},
+			Update: u, Values: map[string]float64{"success_rate": 0.1 * float64(u), "clip_frac_on": 0.01, "bad": math.NaN()},
 		})
 		for _, split := range []string{"eval_in_distribution", "eval_out_of_distribution"} {
 			evs = append(evs, schemas.MetricsEvent{
