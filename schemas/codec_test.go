@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 )
@@ -286,5 +288,48 @@ func TestDecodedValuesOutliveTheDecoder(t *testing.T) {
 	}
 	if !reflect.DeepEqual(first, fixture()) {
 		t.Errorf("a later decode changed an earlier result:\n%s", describe(first))
+	}
+}
+
+// TestConcurrentCodec exercises the pooled encoders and decoders from
+// several goroutines (run with -race).
+func TestConcurrentCodec(t *testing.T) {
+	inputs := []*Trajectory{fixture(), realistic(8), realistic(33)}
+	want := make([][]byte, len(inputs))
+	for i, tr := range inputs {
+		b, err := EncodeTrajectory(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range 30 {
+				i := (g + k) % len(inputs)
+				b, err := EncodeTrajectory(inputs[i])
+				if err == nil && !bytes.Equal(b, want[i]) {
+					err = fmt.Errorf("encoding %d differs", i)
+				}
+				if err == nil {
+					var got *Trajectory
+					got, err = DecodeTrajectory(b)
+					if err == nil && !reflect.DeepEqual(got, inputs[i]) {
+						err = fmt.Errorf("decoding %d differs", i)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

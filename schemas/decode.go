@@ -1,8 +1,10 @@
 package schemas
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
@@ -76,17 +78,83 @@ func DecodeTrajectoryBatch(b []byte) ([]*Trajectory, error) {
 // every record batch. The record is valid only during the call. Panics of
 // the Arrow reader on corrupt input are recovered as a *DecodeError.
 func readStream(b []byte, each func(arrow.Record) error) (err error) {
+	d := decoders.Get().(*decoder)
+	reusable := false
 	defer func() {
 		if p := recover(); p != nil {
 			err = &DecodeError{Reason: "corrupt Arrow data", Err: fmt.Errorf("%v", p)}
 		}
+		if reusable && cap(d.arena.slab) <= maxPooledArena {
+			decoders.Put(d)
+		}
 	}()
-	arena := getArena(len(b))
-	defer putArena(arena)
-	mr := &messageReader{b: b}
-	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(arena))
+	d.reset(b)
+	if bytes.HasPrefix(b, schemaMessage) {
+		err = d.readKnownSchema(each)
+	} else {
+		err = d.readAnySchema(each)
+	}
+	reusable = true
+	return err
+}
+
+// decoder is the pooled state of a decode: the message reader, the arena
+// Arrow copies buffers into, and an Arrow reader that has already read our
+// schema message. Streams that start with exactly that message (all that
+// this package writes) skip parsing and checking the schema again: the
+// pooled reader reads just their record batches. Others get a fresh reader
+// and a full schema check.
+type decoder struct {
+	mr    messageReader
+	arena decodeArena
+	// known reads record batches under trajectorySchema; nil until the
+	// first stream with our schema message, and after an error.
+	known *ipc.Reader
+}
+
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+func (d *decoder) reset(b []byte) {
+	d.mr = messageReader{b: b}
+	d.arena.reset(len(b))
+}
+
+// readKnownSchema reads a stream whose schema message is schemaMessage.
+func (d *decoder) readKnownSchema(each func(arrow.Record) error) error {
+	if d.known == nil {
+		r, err := ipc.NewReaderFromMessageReader(&d.mr, ipc.WithAllocator(&d.arena))
+		if err != nil {
+			return streamError(&d.mr, "not an Arrow IPC stream", err)
+		}
+		if err := checkSchema(r.Schema()); err != nil {
+			return err
+		}
+		d.known = r
+	} else {
+		d.mr.off = len(schemaMessage)
+	}
+	for !d.mr.atEnd() {
+		if !d.known.Next() {
+			err := d.known.Err()
+			d.known = nil
+			if err == nil {
+				err = errors.New("unexpected end of stream")
+			}
+			return streamError(&d.mr, "corrupt record batch", err)
+		}
+		if err := each(d.known.Record()); err != nil {
+			return err
+		}
+	}
+	return d.mr.finish()
+}
+
+// readAnySchema reads a stream with a fresh Arrow reader, checking its
+// schema against ours.
+func (d *decoder) readAnySchema(each func(arrow.Record) error) error {
+	r, err := ipc.NewReaderFromMessageReader(&d.mr, ipc.WithAllocator(&d.arena))
 	if err != nil {
-		return streamError(mr, "not an Arrow IPC stream", err)
+		return streamError(&d.mr, "not an Arrow IPC stream", err)
 	}
 	defer r.Release()
 	if err := checkSchema(r.Schema()); err != nil {
@@ -98,9 +166,9 @@ func readStream(b []byte, each func(arrow.Record) error) (err error) {
 		}
 	}
 	if err := r.Err(); err != nil {
-		return streamError(mr, "corrupt record batch", err)
+		return streamError(&d.mr, "corrupt record batch", err)
 	}
-	return mr.finish()
+	return d.mr.finish()
 }
 
 // streamError prefers the message reader's own framing error, which says

@@ -2,7 +2,6 @@ package schemas
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
@@ -21,7 +20,7 @@ var errAllocBudget = errors.New("schemas: arrow buffers exceed the decode memory
 //
 // The reuse is safe because nothing decoded keeps a reference into the
 // arena: recordToTrajectory copies every value out before the decode
-// returns, after which the arena is reset and pooled.
+// returns, after which the arena is reset and reused (see decoder).
 type decodeArena struct {
 	slab []byte
 	left int
@@ -32,21 +31,11 @@ var _ memory.Allocator = (*decodeArena)(nil)
 // maxPooledArena is the largest arena kept for reuse.
 const maxPooledArena = 4 << 20
 
-var arenas = sync.Pool{New: func() any { return new(decodeArena) }}
-
-// getArena returns an empty arena with the budget for decoding a message of
-// n bytes: uncompressed buffers never need more than the message itself,
-// plus alignment padding.
-func getArena(n int) *decodeArena {
-	a := arenas.Get().(*decodeArena)
+// reset empties the arena and sets the budget for decoding a message of n
+// bytes: uncompressed buffers never need more than the message itself, plus
+// alignment padding.
+func (a *decodeArena) reset(n int) {
 	a.slab, a.left = a.slab[:0], 2*n+64<<10
-	return a
-}
-
-func putArena(a *decodeArena) {
-	if cap(a.slab) <= maxPooledArena {
-		arenas.Put(a)
-	}
 }
 
 func (a *decodeArena) charge(size int) {

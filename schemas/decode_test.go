@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -265,5 +266,40 @@ func TestDecodeBoundsSchemaSize(t *testing.T) {
 				t.Errorf("got %v, want ErrDecode mentioning %q", err, tc.reason)
 			}
 		})
+	}
+}
+
+// TestDecodeOtherWriters checks streams that carry our schema in a schema
+// message other than ours (here with an extra metadata key, as another
+// Arrow implementation might write): they take the full schema check, and
+// decoding them in between does not disturb the fast path for ours.
+func TestDecodeOtherWriters(t *testing.T) {
+	foreign := withSchema(t, func(f []arrow.Field, md *arrow.Metadata) []arrow.Field {
+		*md = arrow.NewMetadata([]string{"writer", SchemaVersionKey}, []string{"other", "1"})
+		return f
+	})
+	if bytes.HasPrefix(foreign, schemaMessage) {
+		t.Fatal("test stream starts with our schema message; it would not test the general path")
+	}
+	ours, err := EncodeTrajectory(fixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := bytes.Clone(ours)
+	corrupt[len(schemaMessage)+200] ^= 0xff
+	for i, in := range [][]byte{foreign, ours, corrupt, ours, foreign, ours} {
+		got, err := DecodeTrajectory(in)
+		if i == 2 {
+			if err == nil {
+				t.Errorf("input %d (corrupt): got no error", i)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("input %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, fixture()) {
+			t.Errorf("input %d: got\n%s\nwant the fixture", i, describe(got))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -83,6 +84,20 @@ func (r *messageReader) next() (*ipc.Message, error) {
 	}
 	r.off += 8 + int(metaLen) + int(bodyLen)
 	return ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(rest[:bodyLen])), nil
+}
+
+// atEnd reports whether the end-of-stream marker comes next, and if so
+// consumes it.
+func (r *messageReader) atEnd() bool {
+	if r.eos {
+		return true
+	}
+	if r.err == nil && r.off <= len(r.b)-8 && bytes.Equal(r.b[r.off:r.off+8], eosMarker) {
+		r.off += 8
+		r.eos = true
+		return true
+	}
+	return false
 }
 
 // finish reports whether the stream ended properly: with its end-of-stream
