@@ -11,9 +11,10 @@ import (
 // SchemaVersionKey is the Arrow schema metadata key holding SchemaVersion.
 const SchemaVersionKey = "rspo.schema_version"
 
-// Column positions in the trajectory record batch. Columns col... up to
-// colGroupID... hold trajectory fields and repeat on every row; the rest hold
-// the step of that row.
+// Column positions in the trajectory record batch. Columns colID to
+// colRepeatedVisits hold trajectory fields and repeat on every row; colStep
+// (the row's step number, 0, 1, ...) and the columns after it hold the step
+// of that row.
 const (
 	colID = iota
 	colRun

@@ -13,13 +13,18 @@ import (
 )
 
 // FuzzDecodeTrajectory feeds arbitrary bytes to the decoder: it must never
-// panic, must fail only with one of the package's error classes, and
-// anything it accepts must re-encode and decode to an equal value. The seed
+// panic, must give the same answer twice (the decoder pools state), must
+// fail only with one of the package's error classes, and anything it
+// accepts must re-encode and decode to an equal value. The seed
 // corpus is in testdata/fuzz/FuzzDecodeTrajectory (go test ./schemas -update
 // rewrites it). Run with: go test ./schemas -run '^$' -fuzz FuzzDecodeTrajectory
 func FuzzDecodeTrajectory(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := DecodeTrajectory(b)
+		again, errAgain := DecodeTrajectory(b)
+		if (err == nil) != (errAgain == nil) || !reflect.DeepEqual(tr, again) {
+			t.Fatalf("two decodes of the same bytes differ: (%v, %v) then (%v, %v)", tr != nil, err, again != nil, errAgain)
+		}
 		if err != nil {
 			checkErrorClass(t, tr != nil, err)
 			return

@@ -1,10 +1,3 @@
-// Package schemas holds rspo's data contracts: the trajectory and step records
-// that flow through the streams, the control events, the rollout request, and
-// their wire encodings (Arrow IPC for trajectories, JSON for events).
-//
-// Every other package depends on this one; it depends on nothing of ours.
-// A change to a field here is a change to the public protocol: bump
-// SchemaVersion and regenerate the golden files under testdata/.
 package schemas
 
 import (

@@ -1,0 +1,62 @@
+package schemas
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func validPlan() CyclePlan {
+	return CyclePlan{
+		Env: "household", EnvOptions: map[string]string{"preset": "hard"},
+		Tasks:     []TaskRef{{ID: "household/train/1", Type: "pick", Split: "train", Seed: 1}},
+		GroupSize: 8, Updates: 3, Collect: 2, PRMVersion: 4, Seed: 11,
+	}
+}
+
+func TestCyclePlanOf(t *testing.T) {
+	want := validPlan()
+	config, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := CyclePlanOf(Event{Type: EventCycleStarted, Run: "r1", Config: config})
+	if err != nil {
+		t.Fatalf("CyclePlanOf: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	_, err = CyclePlanOf(Event{Type: EventCycleEnded, Run: "r1", Config: config})
+	checkField(t, "CyclePlanOf(cycle.ended)", err, "type")
+	_, err = CyclePlanOf(Event{Type: EventCycleStarted, Run: "r1", Config: json.RawMessage(`[1]`)})
+	checkField(t, "CyclePlanOf(bad config)", err, "config")
+}
+
+func TestCyclePlanValidate(t *testing.T) {
+	tests := []struct {
+		name      string
+		modify    func(*CyclePlan)
+		wantField string
+	}{
+		{"no env", func(p *CyclePlan) { p.Env = "" }, "plan.env"},
+		{"no tasks", func(p *CyclePlan) { p.Tasks = nil }, "plan.tasks"},
+		{"group size 0", func(p *CyclePlan) { p.GroupSize = 0 }, "plan.group_size"},
+		{"negative updates", func(p *CyclePlan) { p.Updates = -1 }, "plan.updates"},
+		{"too many collected", func(p *CyclePlan) { p.Collect = 1025 }, "plan.collect"},
+		{"nothing to swap", func(p *CyclePlan) { p.Collect = 0 }, "plan.collect"},
+		{"negative prm version", func(p *CyclePlan) { p.PRMVersion = -1 }, "plan.prm_version"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := validPlan()
+			tc.modify(&p)
+			checkField(t, "Validate", p.Validate(), tc.wantField)
+		})
+	}
+	swapAll := validPlan()
+	swapAll.Collect, swapAll.SwapAll = 0, true
+	if err := swapAll.Validate(); err != nil {
+		t.Errorf("swap_all with no collection: got %v, want nil", err)
+	}
+}
