@@ -275,3 +275,74 @@ func TestConsumeMalformedTrajectoryLandsInDLQ(t *testing.T) {
 		t.Errorf("got payload %q, want the original", got)
 	}
 }
+
+func TestConsumeDrainsInFlightMessageOnCancel(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	if _, err := streams.PublishMetrics(context.Background(), js, metricsEvent("r1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	var handlerCtxErr error
+	stop := runConsumer(t, js, streams.ConsumerConfig{Stream: streams.StreamMetrics, Durable: "slow"},
+		func(ctx context.Context, _ jetstream.Msg) error {
+			close(started)
+			<-release
+			handlerCtxErr = ctx.Err()
+			return nil
+		})
+	<-started
+	done := make(chan error, 1)
+	go func() { done <- stop() }()
+	time.Sleep(50 * time.Millisecond) // let the cancel land while the handler runs
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("Consume returned %v, want nil", err)
+	}
+	if handlerCtxErr != nil {
+		t.Errorf("handler context was %v while draining, want live", handlerCtxErr)
+	}
+	info := consumerInfo(t, js, streams.StreamMetrics, "slow")
+	if info.AckFloor.Stream != 1 || info.NumAckPending != 0 {
+		t.Errorf("got ack floor %d with %d pending acks, want the drained message acked", info.AckFloor.Stream, info.NumAckPending)
+	}
+}
+
+func TestConsumeDrainTimeoutCancelsHandler(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	if _, err := streams.PublishMetrics(context.Background(), js, metricsEvent("r1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	stop := runConsumer(t, js, streams.ConsumerConfig{Stream: streams.StreamMetrics, Durable: "stuck", DrainTimeout: 10 * time.Millisecond},
+		func(ctx context.Context, _ jetstream.Msg) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		})
+	<-started
+	if err := stop(); err != nil {
+		t.Fatalf("Consume returned %v, want nil", err)
+	}
+	info := consumerInfo(t, js, streams.StreamMetrics, "stuck")
+	if info.AckFloor.Stream != 0 {
+		t.Errorf("got ack floor %d, want the unfinished message not acked", info.AckFloor.Stream)
+	}
+	if n := streamMsgs(t, js, streams.StreamDLQ); n != 0 {
+		t.Errorf("got %d dead letters, want none for a message cut off by shutdown", n)
+	}
+}
+
+func streamMsgs(t *testing.T, js jetstream.JetStream, stream string) uint64 {
+	t.Helper()
+	st, err := js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}

@@ -3,6 +3,7 @@ package streams_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,5 +89,30 @@ func TestSnapshotsRoundTrip(t *testing.T) {
 	_, err = streams.GetSnapshot(ctx, js, streams.BucketPRM, streams.PRMObject("r1", 1))
 	if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		t.Fatalf("missing object: got %v, want ErrObjectNotFound", err)
+	}
+}
+
+func TestConcurrentEnsure(t *testing.T) {
+	s := streamstest.RunServer(t)
+	nc, js, err := streams.Connect(context.Background(), s.ClientURL(), streams.ConnectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- streams.Ensure(context.Background(), js, streams.Options{})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("concurrent Ensure: %v", err)
+		}
 	}
 }
