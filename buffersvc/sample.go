@@ -2,9 +2,9 @@ package buffersvc
 
 import (
 	"bytes"
+	"container/heap"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/cockroachdb/pebble"
 )
@@ -62,28 +62,30 @@ func (s *Store) Sample(run string, req SampleRequest) ([]Entry, error) {
 	return s.serve(run, req.Cycle, sel.picked)
 }
 
-// selectPreferred feeds the records of the preferred tasks, merged into
-// priority order, to sel.
+// selectPreferred feeds the records of the preferred tasks to sel in
+// priority order, merging the tasks' index ranges and reading only as far
+// as sel needs.
 func (s *Store) selectPreferred(sel *selector, run string, cycle int64, prefer map[string]bool) error {
-	var cands []indexEntry
+	m := &taskMerge{}
+	defer m.close()
 	for task := range prefer {
-		prefix := taskPrefix(run, cycle, task)
-		err := scan(s.db, prefix, func(key, _ []byte) (bool, error) {
-			p, id, ok := splitIndexKey(key, prefix)
-			if !ok {
-				return false, fmt.Errorf("%w: short task index key", ErrInternal)
-			}
-			cands = append(cands, indexEntry{p, id})
-			return true, nil
-		})
-		if err != nil {
+		if err := m.open(s.db, taskPrefix(run, cycle, task)); err != nil {
 			return err
 		}
 	}
-	slices.SortFunc(cands, compareIndexEntries)
-	for _, c := range cands {
-		if !sel.add(c) {
+	heap.Init(m)
+	for m.Len() > 0 {
+		c := m.cursors[0]
+		if !sel.add(c.cur) {
 			break
+		}
+		if err := c.next(); err != nil {
+			return err
+		}
+		if c.it.Valid() {
+			heap.Fix(m, 0)
+		} else {
+			heap.Pop(m)
 		}
 	}
 	sel.flush()

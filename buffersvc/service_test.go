@@ -33,7 +33,7 @@ type bus struct {
 	client *buffersvc.Client
 }
 
-func newBus(t *testing.T, maxPayload int32) *bus {
+func newBus(t testing.TB, maxPayload int32) *bus {
 	t.Helper()
 	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1, MaxPayload: maxPayload})
 	if err != nil {
@@ -54,7 +54,7 @@ func newBus(t *testing.T, maxPayload int32) *bus {
 }
 
 // run starts fn in the background and stops it when the test ends.
-func run(t *testing.T, name string, fn func(context.Context) error) {
+func run(t testing.TB, name string, fn func(context.Context) error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -67,7 +67,7 @@ func run(t *testing.T, name string, fn func(context.Context) error) {
 	})
 }
 
-func (b *bus) startBuffer(t *testing.T, cfg buffersvc.Config) *buffersvc.Service {
+func (b *bus) startBuffer(t testing.TB, cfg buffersvc.Config) *buffersvc.Service {
 	t.Helper()
 	cfg.Run, cfg.Logger = "r", quiet
 	svc, err := buffersvc.NewService(b.nc, b.js, b.store, cfg)
@@ -78,7 +78,7 @@ func (b *bus) startBuffer(t *testing.T, cfg buffersvc.Config) *buffersvc.Service
 	return svc
 }
 
-func (b *bus) startSwapper(t *testing.T) {
+func (b *bus) startSwapper(t testing.TB) {
 	t.Helper()
 	svc, err := swapper.New(b.js, swapper.Config{Run: "r", Logger: quiet})
 	if err != nil {

@@ -18,15 +18,26 @@ type Options struct {
 	// reached, the record leaves the priority index for good (it stays in
 	// the store and the statistics). 0, the default, means no cap.
 	MaxSamplesPerRecord int
+	// MemTableBytes is Pebble's memtable size. Records are large (about
+	// 20 KB for 32 steps), and a small memtable flushes and compacts them
+	// often; up to two memtables are held in memory. Default 64 MiB.
+	MemTableBytes int64
 }
 
 // Validate reports every problem with the options.
 func (o Options) Validate() error {
+	var errs []error
 	if o.MaxSamplesPerRecord < 0 {
-		return fmt.Errorf("%w: max samples per record %d is negative (0 means no cap)", ErrBadRequest, o.MaxSamplesPerRecord)
+		errs = append(errs, fmt.Errorf("%w: max samples per record %d is negative (0 means no cap)", ErrBadRequest, o.MaxSamplesPerRecord))
 	}
-	return nil
+	if o.MemTableBytes < 0 || o.MemTableBytes >= 4<<30 {
+		errs = append(errs, fmt.Errorf("%w: memtable size %d not in 1..4GiB (0 for the default)", ErrBadRequest, o.MemTableBytes))
+	}
+	return errors.Join(errs...)
 }
+
+// defaultMemTableBytes is Options.MemTableBytes's default.
+const defaultMemTableBytes = 64 << 20
 
 // Store is the Pebble-backed buffer. It is safe for concurrent use; writes
 // and samples are serialised by a mutex.
@@ -49,7 +60,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	memtable := uint64(defaultMemTableBytes)
+	if opts.MemTableBytes > 0 {
+		memtable = uint64(opts.MemTableBytes)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}, MemTableSize: memtable})
 	if err != nil {
 		return nil, fmt.Errorf("buffersvc: open store %s: %w", dir, err)
 	}
