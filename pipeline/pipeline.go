@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -281,8 +282,23 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	if err != nil {
 		return sum, err
 	}
-	_, err = report.Write(sum.ReportDir, events, sum)
-	return sum, err
+	if _, err = report.Write(sum.ReportDir, events, sum); err != nil {
+		return sum, err
+	}
+	return sum, exportPolicy(ctx, js, lc.Run, cp.Version, filepath.Join(sum.ReportDir, PolicyFile))
+}
+
+// PolicyFile is the name of the final policy's snapshot in the report
+// directory; `rspo eval --policy` loads it.
+const PolicyFile = "policy.rspo"
+
+// exportPolicy copies policy version v of run from the object store to path.
+func exportPolicy(ctx context.Context, js jetstream.JetStream, run string, v int64, path string) error {
+	b, err := streams.GetSnapshot(ctx, js, streams.BucketPolicy, streams.PolicyObject(run, v))
+	if err != nil {
+		return fmt.Errorf("pipeline: final policy: %w", err)
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // peakRSS is the process's peak resident set size in bytes (0 if unknown).

@@ -52,7 +52,7 @@ func TestRSPORunEndToEnd(t *testing.T) {
 	if _, ok := sum.Final["eval_success_rate"]; !ok {
 		t.Errorf("final eval missing: %v", sum.Final)
 	}
-	for _, f := range []string{"summary.json", "metrics.jsonl", "metrics_update.csv", "metrics_eval.csv", "eval_success_vs_update.png"} {
+	for _, f := range []string{"summary.json", PolicyFile, "metrics.jsonl", "metrics_update.csv", "metrics_eval.csv", "eval_success_vs_update.png"} {
 		if _, err := os.Stat(filepath.Join(sum.ReportDir, f)); err != nil {
 			t.Errorf("report file: %v", err)
 		}

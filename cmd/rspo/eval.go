@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"maps"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/policy"
 	_ "github.com/rspo-dev/rspo/envs/household" // registers "household"
 	_ "github.com/rspo-dev/rspo/envs/shop"      // registers "shop"
 )
@@ -35,7 +38,7 @@ type evalFlags struct {
 	env, split, policy string
 	episodes           int
 	seed               int64
-	json               bool
+	json, greedy       bool
 	envOpts            map[string]string
 }
 
@@ -69,7 +72,8 @@ func newEvalCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&f.env, "env", "household", "environment: "+strings.Join(envs.Names(), "|"))
 	fs.StringVar(&f.split, "split", envs.SplitTrain, "task split, e.g. train, eval_in_distribution, eval_out_of_distribution (household), eval (shop)")
-	fs.StringVar(&f.policy, "policy", "random", "policy: "+strings.Join(policyNames(), "|"))
+	fs.StringVar(&f.policy, "policy", "random", "policy: "+strings.Join(policyNames(), "|")+"|FILE (a trained policy snapshot, e.g. runs/<run>/report/policy.rspo)")
+	fs.BoolVar(&f.greedy, "greedy", false, "with a trained policy: take the most probable action instead of sampling")
 	fs.IntVar(&f.episodes, "episodes", 0, "number of episodes (0: every task of a fixed split, or "+fmt.Sprint(defaultTrainEpisodes)+" train tasks)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the train tasks and of the policy's sampling")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of a table")
@@ -92,7 +96,10 @@ type evalResult struct {
 func runEval(cmd *cobra.Command, f evalFlags) (evalResult, error) {
 	newAgent, ok := evalPolicies[f.policy]
 	if !ok {
-		return evalResult{}, fmt.Errorf("--policy %q: unknown policy (known: %s)", f.policy, strings.Join(policyNames(), ", "))
+		var err error
+		if newAgent, err = snapshotAgent(f.policy, f.greedy); err != nil {
+			return evalResult{}, err
+		}
 	}
 	if f.episodes < 0 {
 		return evalResult{}, fmt.Errorf("--episodes %d: give a positive number, or 0 for the default", f.episodes)
@@ -137,6 +144,22 @@ func evalTasks(env envs.Env, f evalFlags) ([]envs.Task, int, error) {
 		return nil, 0, fmt.Errorf("--split %s: %w", f.split, err)
 	}
 	return tasks, f.episodes, nil
+}
+
+// snapshotAgent loads a trained policy snapshot from path.
+func snapshotAgent(path string, greedy bool) (func(envs.Env) (envs.Agent, error), error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--policy %q: neither a known policy (%s) nor a snapshot file", path, strings.Join(policyNames(), ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	p, err := policy.Load(b)
+	if err != nil {
+		return nil, fmt.Errorf("--policy %s: %w", path, err)
+	}
+	return func(envs.Env) (envs.Agent, error) { return policy.NewAgent(p, greedy), nil }, nil
 }
 
 // policyNames lists the known policies.

@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rspo-dev/rspo/policy"
 )
 
 // decodeEval runs `rspo eval args... --json` and decodes the result.
@@ -87,7 +91,8 @@ func TestEvalFlagErrors(t *testing.T) {
 		{"unknown env", []string{"--env", "zoo"}, `unknown environment "zoo"`},
 		{"unknown split", []string{"--split", "valid_seen"}, `--split "valid_seen": household has splits train`},
 		{"split of the other env", []string{"--env", "shop", "--split", "eval_in_distribution"}, "shop has splits"},
-		{"unknown policy", []string{"--policy", "oracle"}, `--policy "oracle": unknown policy (known: expert, random)`},
+		{"unknown policy", []string{"--policy", "oracle"}, `--policy "oracle": neither a known policy (expert, random) nor a snapshot file`},
+		{"not a snapshot", []string{"--policy", "eval_test.go"}, "--policy eval_test.go: policy:"},
 		{"negative episodes", []string{"--episodes", "-3"}, "--episodes -3"},
 		{"bad env option", []string{"--env-opt", "preset=nightmare"}, `unknown preset "nightmare"`},
 		{"unknown env option", []string{"--env-opt", "colour=red"}, `unknown option "colour"`},
@@ -100,5 +105,31 @@ func TestEvalFlagErrors(t *testing.T) {
 				t.Errorf("got error %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestEvalTrainedPolicySnapshot(t *testing.T) {
+	p, err := policy.New(policy.Config{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "policy.rspo")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--env", "household", "--split", "train", "--episodes", "20", "--env-opt", "preset=easy", "--policy", path}
+	r := decodeEval(t, args...)
+	if r.Overall.Episodes != 20 || r.Policy != path {
+		t.Errorf("got %d episodes of policy %q, want 20 of %q", r.Overall.Episodes, r.Policy, path)
+	}
+	if r.Overall.InadmissibleRate != 0 {
+		t.Errorf("a policy choosing among admissible actions took inadmissible ones: %v", r.Overall.InadmissibleRate)
+	}
+	if again := decodeEval(t, args...); again.Overall != r.Overall {
+		t.Errorf("same seed, different result: %+v vs %+v", again.Overall, r.Overall)
 	}
 }
