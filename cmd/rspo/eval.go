@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rspo-dev/rspo/envs"
-	"github.com/rspo-dev/rspo/policy"
 	_ "github.com/rspo-dev/rspo/envs/household" // registers "household"
 	_ "github.com/rspo-dev/rspo/envs/shop"      // registers "shop"
+	"github.com/rspo-dev/rspo/policy"
 )
 
 func init() { addCommand(newEvalCmd) }
