@@ -98,7 +98,10 @@ type Config struct {
 	// OffPolicyFallback says how to normalise a buffer trajectory whose task
 	// has no on-policy group in the batch. Default FallbackBatch.
 	OffPolicyFallback Fallback
-	// Seed drives minibatch shuffling. Default 1.
+	// Swap configures the optional cross-turn "second reading" term (see
+	// SwapConfig); off by default.
+	Swap SwapConfig
+	// Seed drives minibatch shuffling and swap partners. Default 1.
 	Seed int64
 }
 
@@ -156,6 +159,7 @@ func (c Config) WithDefaults() Config {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
+	c.Swap = c.Swap.withDefaults()
 	return c
 }
 
@@ -222,5 +226,6 @@ func (c Config) Validate() error {
 	if !in(c.StepWeight, 0, 1e3) {
 		bad("StepWeight", "%v not in [0, 1000]", c.StepWeight)
 	}
+	errs = append(errs, c.Swap.validate())
 	return errors.Join(errs...)
 }

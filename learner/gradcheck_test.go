@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -25,8 +26,16 @@ func perturbed(t testing.TB, seed int64) *policy.Policy {
 // value loss) with central finite differences on every parameter.
 func TestLossGradientCheck(t *testing.T) {
 	env, tasks := courierTasks(t, 2, 7)
-	for _, algo := range []Algo{GRPO, PPO, GiGPO} {
-		t.Run(string(algo), func(t *testing.T) {
+	cases := []struct {
+		algo Algo
+		swap SwapConfig
+	}{
+		{algo: GRPO}, {algo: PPO}, {algo: GiGPO},
+		{algo: GRPO, swap: SwapConfig{Weight: 0.5, K: 2, Partners: PartnersKNN}},
+	}
+	for _, tc := range cases {
+		algo := tc.algo
+		t.Run(fmt.Sprintf("%s/swap=%v", algo, tc.swap.Weight), func(t *testing.T) {
 			actor := perturbed(t, 3)
 			on := collect(t, env, tasks, actor, 3, 1, schemas.SourceOnPolicy)
 			off := collect(t, env, tasks[:1], perturbed(t, 4), 2, 2, schemas.SourceExplore)
@@ -39,7 +48,7 @@ func TestLossGradientCheck(t *testing.T) {
 				tr.Success, tr.OutcomeReward, tr.Steps[len(tr.Steps)-1].Reward = true, 1, 1
 			}
 			p := perturbed(t, 5)
-			tr := newTrainer(t, p, Config{Algo: algo, Beta: 0.3, EntropyCoef: 0.2, ValueCoef: 0.7, Alpha: 0.3})
+			tr := newTrainer(t, p, Config{Algo: algo, Beta: 0.3, EntropyCoef: 0.2, ValueCoef: 0.7, Alpha: 0.3, Swap: tc.swap})
 			if err := tr.SetReference(perturbed(t, 6)); err != nil {
 				t.Fatal(err)
 			}
@@ -50,6 +59,9 @@ func TestLossGradientCheck(t *testing.T) {
 			groups := groupSamples(samples)
 			tr.oldPass(samples)
 			tr.assignAdvantages(samples, groups)
+			if pairs := tr.assignSwap(samples); (pairs > 0) != (tc.swap.Weight > 0) {
+				t.Fatalf("got %d swap pairs with weight %v", pairs, tc.swap.Weight)
+			}
 			var onIdx, offIdx []int
 			for i, s := range samples {
 				if s.off {
@@ -71,7 +83,11 @@ func TestLossGradientCheck(t *testing.T) {
 			}
 			const h = 1e-6
 			worst := 0.0
-			for i := range p.NumParams() {
+			stride := 1
+			if testing.Short() {
+				stride = 5
+			}
+			for i := 0; i < p.NumParams(); i += stride {
 				orig := p.Param(i)
 				p.SetParam(i, orig+h)
 				up := loss(nil)

@@ -116,6 +116,10 @@ func (t *Trainer) stepLoss(s *sample, j int, ps *policy.Pass, w float64, nOn int
 	}
 	kl, h := policy.KL(ps.LogProbs, s.refLogP[j]), policy.Entropy(ps.LogProbs)
 	loss = -w * (obj - c.Beta*kl + c.EntropyCoef*h)
+	if s.swap != nil && s.swap[j] != 0 {
+		loss -= w * s.swap[j] * logP
+		dLogP += s.swap[j]
+	}
 	policy.AddLogProbGrad(d, ps.LogProbs, a, -w*dLogP)
 	if c.Beta > 0 {
 		policy.AddKLGrad(d, ps.LogProbs, s.refLogP[j], w*c.Beta)

@@ -64,6 +64,8 @@ type UpdateStats struct {
 	OffFallback float64 `json:"off_fallback"`
 	// ValueMean is the mean V_old(s) over on-policy steps.
 	ValueMean float64 `json:"value_mean"`
+	// SwapPairs counts the (step, partner) pairs of the optional swap term.
+	SwapPairs float64 `json:"swap_pairs"`
 }
 
 // Map returns the figures by their JSON names, for metrics events.

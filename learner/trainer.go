@@ -79,8 +79,10 @@ func (t *Trainer) Update(onPolicy, offPolicy []*schemas.Trajectory) (UpdateStats
 	groups := groupSamples(samples)
 	t.oldPass(samples)
 	t.assignAdvantages(samples, groups)
+	pairs := t.assignSwap(samples)
 	st := t.optimize(samples)
 	t.batchStats(&st, samples, groups)
+	st.SwapPairs = float64(pairs)
 	t.updates++
 	t.pol.SetVersion(t.pol.Version() + 1)
 	st.Update, st.PolicyVersion = t.updates, t.pol.Version()

@@ -56,6 +56,31 @@ type Features struct {
 // NumActions is the number of admissible actions the features describe.
 func (f *Features) NumActions() int { return len(f.actOff) - 1 }
 
+// StateSimilarity is the Jaccard similarity of two states' sparse
+// state-side features, in [0, 1]: a parameter-free measure of how alike
+// two states read.
+func StateSimilarity(a, b *Features) float64 {
+	x, y := a.state, b.state
+	common := 0
+	for i, j := 0, 0; i < len(x) && j < len(y); {
+		switch {
+		case x[i] == y[j]:
+			common++
+			i++
+			j++
+		case x[i] < y[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	union := len(x) + len(y) - common
+	if union == 0 {
+		return 1
+	}
+	return float64(common) / float64(union)
+}
+
 // Flags returns action a's match flags (shared; do not modify).
 func (f *Features) Flags(a int) []float64 { return f.flags[a*NumFlags : (a+1)*NumFlags] }
 

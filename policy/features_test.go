@@ -124,3 +124,21 @@ func TestContextFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestStateSimilarity(t *testing.T) {
+	p := newTestPolicy(t, Config{})
+	z := p.NewFeaturizer()
+	a, _ := z.Features(testState())
+	other := testState()
+	other.Observation = "You arrive at fridge 1. The fridge 1 is closed."
+	b, _ := z.Features(other)
+	if got := StateSimilarity(a, a); got != 1 {
+		t.Errorf("self: got %v, want 1", got)
+	}
+	if got := StateSimilarity(a, b); !(got > 0 && got < 1) {
+		t.Errorf("different observation: got %v, want in (0, 1)", got)
+	}
+	if StateSimilarity(a, b) != StateSimilarity(b, a) {
+		t.Error("not symmetric")
+	}
+}
