@@ -18,7 +18,9 @@ type dataset struct {
 	steps   [][]int32
 	outcome []float64
 	success []bool
-	ids     []string
+	// keys decide the held-out split: the task (trajectories of one task
+	// stay on one side), or the trajectory id when the task is unknown.
+	keys []string
 }
 
 func (d *dataset) numRows() int { return len(d.rows) / d.dim }
@@ -30,14 +32,14 @@ func (d *dataset) row(r int32) []float32 {
 // outcome is an error wrapping ErrInvalidTrajectory.
 func newDataset(feat Featurizer, trajs []*schemas.Trajectory) (*dataset, error) {
 	d := &dataset{dim: feat.Dim(), steps: make([][]int32, len(trajs)),
-		outcome: make([]float64, len(trajs)), success: make([]bool, len(trajs)), ids: make([]string, len(trajs))}
+		outcome: make([]float64, len(trajs)), success: make([]bool, len(trajs)), keys: make([]string, len(trajs))}
 	seeds := [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 	index := map[[2]uint64]int32{}
 	for i, t := range trajs {
 		if err := checkTrajectory(i, t); err != nil {
 			return nil, err
 		}
-		d.outcome[i], d.success[i], d.ids[i] = t.OutcomeReward, t.Success, t.ID
+		d.outcome[i], d.success[i], d.keys[i] = t.OutcomeReward, t.Success, splitKey(t)
 		d.steps[i] = make([]int32, len(t.Steps))
 		for k := range t.Steps {
 			s := &t.Steps[k]
@@ -63,6 +65,15 @@ func checkTrajectory(i int, t *schemas.Trajectory) error {
 		return fmt.Errorf("%w: trajectory %d (%s) has outcome reward %v", ErrInvalidTrajectory, i, t.ID, t.OutcomeReward)
 	}
 	return nil
+}
+
+// splitKey is the task of t (environment and task id), or its id when the
+// task is not recorded.
+func splitKey(t *schemas.Trajectory) string {
+	if t.TaskID == "" {
+		return "id:" + t.ID
+	}
+	return "task:" + t.Env + "/" + t.TaskID
 }
 
 // stepKey is a 128-bit hash of a step's text, used to find duplicates.

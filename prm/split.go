@@ -6,22 +6,24 @@ import (
 	"strconv"
 )
 
-// holdoutSplit puts trajectory i in the held-out set when a hash of its id
-// and seed, read as a number in [0, 1), falls below frac. A trajectory thus
-// stays on the same side whatever else is in the data, so a warm-started
-// refresh never trains on what an earlier version was evaluated on. Per
-// class (success, failure): a class of two or more with nobody held out
-// gets its lowest-hash member held out, so the AUC is defined, and one held
-// out entirely gets its highest-hash member back for training. Trajectories
-// without an id are keyed by their index.
-func holdoutSplit(ids []string, success []bool, frac float64, seed uint64) (train, held []int) {
+// holdoutSplit puts trajectory i in the held-out set when a hash of its key
+// (its task, so the rollouts of one task stay together and held-out figures
+// measure unseen tasks) and seed, read as a number in [0, 1), falls below
+// frac. A trajectory thus stays on the same side whatever else is in the
+// data, so a warm-started refresh never trains on what an earlier version
+// was evaluated on. Per class (success, failure): a class of two or more
+// with nobody held out gets its lowest-hash member held out, so the AUC is
+// defined, and one held out entirely gets its highest-hash member back for
+// training (these exceptions may split a task). An empty key is replaced by
+// the index.
+func holdoutSplit(keys []string, success []bool, frac float64, seed uint64) (train, held []int) {
 	var classes [2][]int
-	u := make([]float64, len(ids))
-	for i, id := range ids {
-		if id == "" {
-			id = "#" + strconv.Itoa(i)
+	u := make([]float64, len(keys))
+	for i, key := range keys {
+		if key == "" {
+			key = "#" + strconv.Itoa(i)
 		}
-		u[i] = unitHash(id, seed)
+		u[i] = unitHash(key, seed)
 		c := 0
 		if success[i] {
 			c = 1

@@ -94,7 +94,7 @@ func Train(ctx context.Context, trajs []*schemas.Trajectory, cfg TrainConfig) (*
 		return nil, TrainReport{}, err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5052_4d5f_7472_6e))
-	trainIdx, heldIdx := holdoutSplit(ds.ids, ds.success, cfg.HoldoutFraction, cfg.Seed)
+	trainIdx, heldIdx := holdoutSplit(ds.keys, ds.success, cfg.HoldoutFraction, cfg.Seed)
 	tr := newTrainer(m, ds, cfg, trainIdx, heldIdx)
 	if err := tr.fit(ctx, rng); err != nil {
 		return nil, TrainReport{}, err

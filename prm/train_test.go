@@ -238,3 +238,31 @@ func TestHoldoutSplitSmallClasses(t *testing.T) {
 		})
 	}
 }
+
+func TestHoldoutSplitKeepsTasksTogether(t *testing.T) {
+	var trajs []*schemas.Trajectory
+	for task := range 50 {
+		for k := range 4 {
+			trajs = append(trajs, &schemas.Trajectory{
+				ID: fmt.Sprintf("t%d-%d", task, k), Env: "household", TaskID: fmt.Sprintf("household/train/%d", task),
+			})
+		}
+	}
+	keys := make([]string, len(trajs))
+	for i, tr := range trajs {
+		keys[i] = splitKey(tr)
+	}
+	_, held := holdoutSplit(keys, make([]bool, len(trajs)), 0.2, 1)
+	side := map[string]int{}
+	for _, i := range held {
+		side[trajs[i].TaskID]++
+	}
+	for task, n := range side {
+		if n != 4 {
+			t.Errorf("task %s: %d of its 4 rollouts held out, want all or none", task, n)
+		}
+	}
+	if len(side) == 0 {
+		t.Error("no task held out")
+	}
+}
