@@ -266,7 +266,11 @@ func progressReporter(w io.Writer, updates int64) func(learnersvc.Progress) {
 	f, isFile := w.(*os.File)
 	if !isFile || !term.IsTerminal(int(f.Fd())) {
 		return func(p learnersvc.Progress) {
-			line := fmt.Sprintf("update %d/%d  cycle %d  train success %.3f", p.Update, p.Updates, p.Cycle, p.SuccessRate)
+			line := fmt.Sprintf("update %d/%d", p.Update, p.Updates)
+			if p.Cycle >= 0 {
+				line += fmt.Sprintf("  cycle %d", p.Cycle)
+			}
+			line += fmt.Sprintf("  train success %.3f", p.SuccessRate)
 			if p.EvalSuccess >= 0 {
 				line += fmt.Sprintf("  eval success %.3f", p.EvalSuccess)
 			}

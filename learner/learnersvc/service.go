@@ -43,7 +43,8 @@ type Service struct {
 // Progress is what the service reports after each update.
 type Progress struct {
 	Update, Updates int64
-	Cycle           int64
+	// Cycle is the RSPO cycle, -1 without RSPO.
+	Cycle int64
 	// SuccessRate is the on-policy batch's success; EvalSuccess the latest
 	// evaluation's (first eval split), or -1 before the first.
 	SuccessRate, EvalSuccess float64

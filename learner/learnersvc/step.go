@@ -78,6 +78,9 @@ func (s *Service) step(ctx context.Context) error {
 		return err
 	}
 	if s.progress != nil {
+		if !s.cfg.RSPO {
+			cycle = -1
+		}
 		s.progress(Progress{Update: s.cp.Update, Updates: int64(s.cfg.Updates), Cycle: cycle,
 			SuccessRate: stats.SuccessOn, EvalSuccess: evalSuccess})
 	}
