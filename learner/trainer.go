@@ -16,6 +16,7 @@ type Trainer struct {
 	opt     *policy.Adam
 	grads   *policy.Grads
 	fz      *policy.Featurizer
+	src     *rand.PCG
 	rng     *rand.Rand
 	updates int64
 }
@@ -32,9 +33,10 @@ func New(p *policy.Policy, cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	src := rand.NewPCG(uint64(cfg.Seed), 0x7261696e)
 	return &Trainer{
 		cfg: cfg, pol: p, ref: p.Clone(), opt: opt, grads: p.NewGrads(), fz: p.NewFeaturizer(),
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x7261696e)),
+		src: src, rng: rand.New(src),
 	}, nil
 }
 

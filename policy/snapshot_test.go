@@ -111,10 +111,21 @@ func TestSnapshotErrors(t *testing.T) {
 	}
 }
 
-// TestFuzzCorpus keeps the fuzz seed corpus in step with the format.
+// TestFuzzCorpus keeps the fuzz seed corpora in step with the formats.
 func TestFuzzCorpus(t *testing.T) {
-	good, _ := trainedPolicy(t).MarshalBinary()
-	path := filepath.Join("testdata", "fuzz", "FuzzLoad", "trained")
+	p := trainedPolicy(t)
+	snap, _ := p.MarshalBinary()
+	small := newTestPolicy(t, Config{Buckets: 256, EmbedDim: 2, Hidden: 2})
+	o, _ := NewAdam(small, AdamConfig{})
+	trainSteps(t, small, o, 2)
+	adam, _ := o.MarshalBinary()
+	checkCorpus(t, "FuzzLoad", snap)
+	checkCorpus(t, "FuzzLoadAdam", adam)
+}
+
+func checkCorpus(t *testing.T, fuzz string, good []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "fuzz", fuzz, "seed")
 	want := "go test fuzz v1\n[]byte(" + quoteBytes(good) + ")\n"
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
