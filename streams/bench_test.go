@@ -82,6 +82,34 @@ func BenchmarkConsume(b *testing.B) {
 	}
 }
 
+// BenchmarkConsumeBatch measures ConsumeBatch (acks without waiting).
+func BenchmarkConsumeBatch(b *testing.B) {
+	s := streamstest.RunServer(b)
+	_, js := streamstest.Connect(b, s)
+	publishN(b, js, b.N)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var n atomic.Int64
+	done, stopped := make(chan struct{}), make(chan error, 1)
+	b.ResetTimer()
+	go func() {
+		stopped <- streams.ConsumeBatch(ctx, js, streams.ConsumerConfig{Stream: streams.StreamTraj, Durable: "bench", Batch: 64},
+			func(_ context.Context, msgs []jetstream.Msg) []error {
+				if n.Add(int64(len(msgs))) == int64(b.N) {
+					close(done)
+				}
+				return nil
+			})
+	}()
+	<-done
+	b.StopTimer()
+	cancel()
+	if err := <-stopped; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
 // BenchmarkReplay measures Replay of stored trajectories, decoding each.
 func BenchmarkReplay(b *testing.B) {
 	s := streamstest.RunServer(b)

@@ -133,11 +133,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfig, h 
 		return err
 	}
 	w := &worker{js: js, cfg: cfg.withDefaults(), one: h}
-	return w.run(ctx, func(hctx context.Context, batch jetstream.MessageBatch) {
-		for msg := range batch.Messages() {
-			w.handle(hctx, msg)
-		}
-	})
+	return w.run(ctx, w.pull)
 }
 
 // worker holds what the fetch loop and the settling of messages share.
@@ -147,12 +143,13 @@ type worker struct {
 	one Handler        // per-message handler; nil for ConsumeBatch
 }
 
-// batchFunc handles every message of one fetch. hctx stays live until the
-// drain deadline after the caller's ctx ends.
-type batchFunc func(hctx context.Context, batch jetstream.MessageBatch)
+// stepFunc fetches and handles one batch. hctx stays live until the drain
+// deadline after ctx ends. It returns an error only when consuming cannot
+// continue.
+type stepFunc func(ctx, hctx context.Context, cons jetstream.Consumer) error
 
-// run creates the consumer and fetches batches into handle until ctx ends.
-func (w *worker) run(ctx context.Context, handle batchFunc) error {
+// run creates the consumer and repeats step until ctx ends.
+func (w *worker) run(ctx context.Context, step stepFunc) error {
 	cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.Stream, w.cfg.jetstreamConfig())
 	if err != nil {
 		return fmt.Errorf("streams: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Stream, err)
@@ -162,26 +159,40 @@ func (w *worker) run(ctx context.Context, handle batchFunc) error {
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(w.cfg.DrainTimeout, cancel) })
 	defer stop()
 	for ctx.Err() == nil {
-		if err := w.pull(ctx, hctx, cons, handle); err != nil {
+		if err := step(ctx, hctx, cons); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// pull fetches one batch and handles it. It returns an error only when
-// consuming cannot continue.
-func (w *worker) pull(ctx, hctx context.Context, cons jetstream.Consumer, handle batchFunc) error {
-	// FetchMaxWait, not a context deadline: the pull then ends with the
-	// server's expiry notice after every message it sent. A client-side
-	// deadline (FetchContext) stops reading up to 10% before the server's
-	// expiry and drops the messages still in flight, which then wait
-	// AckWait for redelivery.
-	batch, err := cons.Fetch(w.cfg.Batch, jetstream.FetchMaxWait(w.cfg.MaxWait))
+// pull fetches up to Batch messages and handles each as it arrives.
+func (w *worker) pull(ctx, hctx context.Context, cons jetstream.Consumer) error {
+	batch, err := w.fetch(cons, w.cfg.Batch)
 	if err == nil {
-		handle(hctx, batch)
+		for msg := range batch.Messages() {
+			w.handle(hctx, msg)
+		}
 		err = batch.Error()
 	}
+	return w.fetchFailed(ctx, err)
+}
+
+// fetch pulls up to n messages, waiting at most MaxWait for the first.
+//
+// FetchMaxWait, not a context deadline: the pull then ends with the
+// server's expiry notice after every message it sent. A client-side
+// deadline (FetchContext) stops reading up to 10% before the server's
+// expiry and drops the messages still in flight, which then wait AckWait
+// for redelivery. The price is that a shutdown waits for the pull to
+// expire, at most MaxWait.
+func (w *worker) fetch(cons jetstream.Consumer, n int) (jetstream.MessageBatch, error) {
+	return cons.Fetch(n, jetstream.FetchMaxWait(w.cfg.MaxWait))
+}
+
+// fetchFailed classifies a fetch error: nil to go on (after a pause for a
+// transient error), or the error that ends consuming.
+func (w *worker) fetchFailed(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
 		return nil
 	}

@@ -28,19 +28,42 @@ func ConsumeBatch(ctx context.Context, js jetstream.JetStream, cfg ConsumerConfi
 		return err
 	}
 	w := &batchWorker{worker: worker{js: js, cfg: cfg.withDefaults()}, h: h}
-	return w.run(ctx, func(hctx context.Context, batch jetstream.MessageBatch) {
-		var msgs []jetstream.Msg
-		for msg := range batch.Messages() {
-			msgs = append(msgs, msg)
-		}
-		w.handle(hctx, msgs)
-	})
+	return w.run(ctx, w.pull)
 }
 
 // batchWorker handles the batches of one ConsumeBatch call.
 type batchWorker struct {
 	worker
 	h BatchHandler
+}
+
+// pull waits up to MaxWait for one message, tops the batch up with what
+// is available right now, and hands the batch to the handler. Waiting for
+// a full batch instead would delay a trickle of messages by MaxWait each.
+func (w *batchWorker) pull(ctx, hctx context.Context, cons jetstream.Consumer) error {
+	first, err := w.fetch(cons, 1)
+	if err != nil {
+		return w.fetchFailed(ctx, err)
+	}
+	msgs := collect(nil, first)
+	err = first.Error()
+	if len(msgs) == 1 && w.cfg.Batch > 1 && err == nil {
+		var rest jetstream.MessageBatch
+		if rest, err = cons.FetchNoWait(w.cfg.Batch - 1); err == nil {
+			msgs = collect(msgs, rest)
+			err = rest.Error()
+		}
+	}
+	w.handle(hctx, msgs)
+	return w.fetchFailed(ctx, err)
+}
+
+// collect appends every message of batch to msgs.
+func collect(msgs []jetstream.Msg, batch jetstream.MessageBatch) []jetstream.Msg {
+	for msg := range batch.Messages() {
+		msgs = append(msgs, msg)
+	}
+	return msgs
 }
 
 // handle dead-letters over-delivered messages, runs the handler on the rest

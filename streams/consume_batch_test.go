@@ -103,6 +103,7 @@ func TestConsumeBatchFailsEveryMessageOnBadResults(t *testing.T) {
 
 func runBatchConsumer(t *testing.T, js jetstream.JetStream, cfg streams.ConsumerConfig, h streams.BatchHandler) {
 	t.Helper()
+	cfg.MaxWait = testMaxWait(cfg.MaxWait)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- streams.ConsumeBatch(ctx, js, cfg, h) }()

@@ -52,6 +52,7 @@ func (c *collector) wait(t *testing.T) []string {
 // that cancels it and returns its error.
 func runConsumer(t *testing.T, js jetstream.JetStream, cfg streams.ConsumerConfig, h streams.Handler) func() error {
 	t.Helper()
+	cfg.MaxWait = testMaxWait(cfg.MaxWait)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- streams.Consume(ctx, js, cfg, h) }()
@@ -63,6 +64,15 @@ func runConsumer(t *testing.T, js jetstream.JetStream, cfg streams.ConsumerConfi
 	}
 	t.Cleanup(func() { _ = stop() })
 	return stop
+}
+
+// testMaxWait shortens the pull expiry, which bounds how long a consumer
+// takes to stop, so tests end quickly.
+func testMaxWait(d time.Duration) time.Duration {
+	if d == 0 {
+		return 100 * time.Millisecond
+	}
+	return d
 }
 
 func metricsEvent(run string, update int64) schemas.MetricsEvent {
