@@ -12,7 +12,8 @@ type meta struct {
 	Reward   float64
 	Distinct int32
 	Repeats  int32
-	// Samples counts how often Sample has returned the record.
+	// Samples counts how often Sample has returned the record while
+	// Options.MaxSamplesPerRecord was set.
 	Samples uint32
 	// Size is the record's length in bytes.
 	Size    uint32

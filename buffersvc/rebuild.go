@@ -31,7 +31,7 @@ const rebuildBatch = 512
 // in batches. Records of cleared cycles are dropped as the live service
 // drops them; sample counts, which are not in the log, start at zero. It
 // returns once it has caught up with the streams as they were when it
-// started.
+// started, and has compacted the store.
 func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run string, keepCycles int) (RebuildResult, error) {
 	if err := (Config{Run: run, KeepCycles: keepCycles}).Validate(); err != nil {
 		return RebuildResult{}, err
@@ -75,6 +75,9 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 	})
 	if err == nil {
 		err = flush()
+	}
+	if err == nil {
+		err = store.Compact()
 	}
 	if err != nil {
 		return res, fmt.Errorf("buffersvc: rebuild: %w", err)

@@ -113,8 +113,9 @@ func (s *Store) selectRest(sel *selector, run string, cycle int64, prefer map[st
 	return err
 }
 
-// serve loads the picked records, bumps their sample counts and the cycle's
-// served counter, and retires records that reached the cap.
+// serve loads the picked records and bumps the cycle's served counter; with
+// a cap set, it also counts each record's samples and retires those that
+// reached the cap.
 func (s *Store) serve(run string, cycle int64, picked []indexEntry) ([]Entry, error) {
 	if len(picked) == 0 {
 		return nil, nil
@@ -156,18 +157,26 @@ func (s *Store) serveOne(b *pebble.Batch, run string, cycle int64, id string) (E
 	if !ok || !okData {
 		return Entry{}, fmt.Errorf("%w: index names %s but its record is missing", ErrInternal, id)
 	}
-	m.Samples++
-	if capN := s.opts.MaxSamplesPerRecord; capN > 0 && int(m.Samples) >= capN {
-		if err := deleteIndex(b, run, cycle, id, m); err != nil {
+	if capN := s.opts.MaxSamplesPerRecord; capN > 0 {
+		if err := countSample(b, run, cycle, id, m, capN); err != nil {
 			return Entry{}, err
 		}
-		m.Exhausted = true
-	}
-	if err := writeMeta(b, run, cycle, id, m); err != nil {
-		return Entry{}, err
 	}
 	return Entry{Run: run, Cycle: cycle, ID: id, TaskID: m.TaskID, Reward: m.Reward,
 		Distinct: m.Distinct, Repeats: m.Repeats, Success: m.Success, Data: data}, nil
+}
+
+// countSample records in b that the record was sampled once more and
+// retires it from the index when it reaches capN.
+func countSample(b *pebble.Batch, run string, cycle int64, id string, m meta, capN int) error {
+	m.Samples++
+	if int(m.Samples) >= capN {
+		if err := deleteIndex(b, run, cycle, id, m); err != nil {
+			return err
+		}
+		m.Exhausted = true
+	}
+	return writeMeta(b, run, cycle, id, m)
 }
 
 // scan calls fn for each key under prefix in order until fn returns false.

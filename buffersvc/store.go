@@ -16,7 +16,8 @@ import (
 type Options struct {
 	// MaxSamplesPerRecord caps how often Sample may return one record; once
 	// reached, the record leaves the priority index for good (it stays in
-	// the store and the statistics). 0, the default, means no cap.
+	// the store and the statistics). Samples are counted per record only
+	// while a cap is set. 0, the default, means no cap.
 	MaxSamplesPerRecord int
 	// MemTableBytes is Pebble's memtable size. Records are large (about
 	// 20 KB for 32 steps), and a small memtable flushes and compacts them
@@ -150,6 +151,21 @@ func (s *Store) ClearThrough(run string, cycle int64) error {
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("buffersvc: clear: %w", err)
+	}
+	return nil
+}
+
+// Compact compacts the whole store, so that reads no longer pay for the
+// overlapping files a burst of writes leaves behind. Rebuild calls it; a
+// live service does not need to (Pebble compacts in the background).
+func (s *Store) Compact() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if err := s.db.Compact([]byte{0}, []byte{0xff}, true); err != nil {
+		return fmt.Errorf("buffersvc: compact: %w", err)
 	}
 	return nil
 }

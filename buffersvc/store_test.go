@@ -173,3 +173,24 @@ func entryIDs(es []Entry) []string {
 	}
 	return ids
 }
+
+func TestCompactKeepsRecords(t *testing.T) {
+	s := openTestStore(t, Options{})
+	mustPut(t, s, entry(0, "a", "t", 1, 1, 0), entry(1, "b", "t", 0, 1, 0))
+	if err := s.ClearThrough("r", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(); err != nil {
+		t.Fatalf("Compact: %v", err)
+	}
+	if data, ok, err := s.Record("r", 1, "b"); err != nil || !ok || string(data) != "record b" {
+		t.Errorf("after Compact: Record = %q, %v, %v; want \"record b\", true, nil", data, ok, err)
+	}
+	if ids, _ := s.IDs("r", 0); len(ids) != 0 {
+		t.Errorf("cleared cycle 0 holds %v after Compact, want nothing", ids)
+	}
+	s.Close()
+	if err := s.Compact(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Compact after Close = %v, want ErrClosed", err)
+	}
+}
