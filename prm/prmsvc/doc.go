@@ -14,9 +14,11 @@
 //
 // Reply: JSON (Content-Type application/json), a ScoreReply:
 //
-//	{"prm_version": 3, "scores": [[r̂_0, r̂_1, ...], ...], "totals": [R̂, ...]}
+//	{"prm_version": 3, "info": {...}, "scores": [[r̂_0, r̂_1, ...], ...], "totals": [R̂, ...]}
 //
-// scores[i][t] is r̂_t of step t of trajectory i, totals[i] = Σ_t scores[i][t].
+// scores[i][t] is r̂_t of step t of trajectory i, totals[i] = Σ_t scores[i][t];
+// info is the model's prm.ModelInfo (held-out AUC etc.), so a remote
+// explorer can gate its shaping with info.ShapingEnabled.
 // If the service was started with noise σ > 0, scores carry it.
 //
 // Errors come back as micro error replies: the headers Nats-Service-Error-Code

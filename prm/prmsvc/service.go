@@ -156,6 +156,9 @@ func (s *Service) Stop() error {
 type ScoreReply struct {
 	// PRMVersion is the version of the model that scored.
 	PRMVersion int64 `json:"prm_version"`
+	// Info is that model's training record; Info.ShapingEnabled gates
+	// dense shaping on its held-out AUC.
+	Info prm.ModelInfo `json:"info"`
 	// Scores holds r̂_t per trajectory, per step.
 	Scores [][]float64 `json:"scores"`
 	// Totals holds R̂ = Σ_t r̂_t per trajectory.
@@ -189,7 +192,7 @@ func (s *Service) score(trajs []*schemas.Trajectory) ScoreReply {
 		defer s.mu.Unlock()
 		opts = append(opts, prm.WithNoise(s.cfg.Noise, s.rng))
 	}
-	reply := ScoreReply{PRMVersion: m.Version, Scores: m.ScoreBatch(trajs, opts...), Totals: make([]float64, len(trajs))}
+	reply := ScoreReply{PRMVersion: m.Version, Info: m.Info, Scores: m.ScoreBatch(trajs, opts...), Totals: make([]float64, len(trajs))}
 	for i, steps := range reply.Scores {
 		for _, r := range steps {
 			reply.Totals[i] += r

@@ -42,6 +42,7 @@ func TestServiceScoresFromSeparateConnection(t *testing.T) {
 	s := streamstest.RunServer(t)
 	serverConn, js := streamstest.Connect(t, s)
 	m := prm.Random(4)
+	m.Info = prm.ModelInfo{Trained: true, Heldout: 30, HeldoutSuccesses: 6, HeldoutAUC: 0.8}
 	svc, err := New(serverConn, js, Config{Run: "svc1", Model: m})
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +62,9 @@ func TestServiceScoresFromSeparateConnection(t *testing.T) {
 	reply, err := client.Score(ctx, trajs)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if reply.Info != m.Info || !reply.Info.ShapingEnabled(0.7) {
+		t.Errorf("reply info: got %+v, want %+v (gate open at 0.7)", reply.Info, m.Info)
 	}
 	if len(reply.Scores) != 3 || len(reply.Totals) != 3 {
 		t.Fatalf("got %d score lists and %d totals, want 3 and 3", len(reply.Scores), len(reply.Totals))
