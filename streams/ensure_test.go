@@ -3,6 +3,7 @@ package streams_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,5 +115,59 @@ func TestConcurrentEnsure(t *testing.T) {
 		if err != nil {
 			t.Errorf("concurrent Ensure: %v", err)
 		}
+	}
+}
+
+func TestEnsureKeepsOperatorLimits(t *testing.T) {
+	s := streamstest.RunServer(t)
+	nc, js, err := streams.Connect(context.Background(), s.ClientURL(), streams.ConnectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	steps := []struct {
+		name      string
+		opts      streams.Options
+		wantAge   time.Duration
+		wantBytes int64
+		wantDup   time.Duration
+	}{
+		{"operator sets limits", streams.Options{MaxAge: time.Hour, MaxBytes: 1 << 20, DuplicateWindow: time.Minute}, time.Hour, 1 << 20, time.Minute},
+		{"service with zero options", streams.Options{}, time.Hour, 1 << 20, time.Minute},
+		{"operator raises the age", streams.Options{MaxAge: 2 * time.Hour}, 2 * time.Hour, 1 << 20, time.Minute},
+	}
+	for _, step := range steps {
+		if err := streams.Ensure(ctx, js, step.opts); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		st, err := js.Stream(ctx, streams.StreamTraj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := st.CachedInfo().Config
+		if cfg.MaxAge != step.wantAge || cfg.MaxBytes != step.wantBytes || cfg.Duplicates != step.wantDup {
+			t.Errorf("%s: got age %v, bytes %d, dedupe %v; want %v, %d, %v", step.name,
+				cfg.MaxAge, cfg.MaxBytes, cfg.Duplicates, step.wantAge, step.wantBytes, step.wantDup)
+		}
+	}
+}
+
+func TestEnsureRetentionConflict(t *testing.T) {
+	s := streamstest.RunServer(t)
+	nc, js, err := streams.Connect(context.Background(), s.ClientURL(), streams.ConnectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	// Someone made RSPO_WORK a limits stream; JetStream cannot turn it
+	// into a work queue in place.
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: streams.StreamWork, Subjects: []string{"rspo.*.work.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	err = streams.Ensure(ctx, js, streams.Options{})
+	if !errors.Is(err, streams.ErrTopologyConflict) || !strings.Contains(err.Error(), streams.StreamWork) {
+		t.Fatalf("got %v, want ErrTopologyConflict naming %s", err, streams.StreamWork)
 	}
 }

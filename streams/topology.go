@@ -63,19 +63,22 @@ func Topology() []StreamSpec {
 	}
 }
 
-// Options sizes the topology. The zero value is valid: unlimited history,
-// file storage, one replica, a ten-minute dedupe window.
+// Options sizes the topology. A zero field leaves an existing stream's
+// setting as it is and gives a new stream the default named below, so the
+// zero value suits every service: unlimited history, file storage, one
+// replica, a ten-minute dedupe window.
 type Options struct {
 	// MaxAge bounds how long a message is kept in the limits streams.
-	// Default 0: forever (a run can be replayed at any time).
+	// Default: forever (a run can be replayed at any time).
 	MaxAge time.Duration
 	// MaxBytes bounds each stream's size; the oldest messages are discarded
-	// first. Default 0: unlimited.
+	// first. Default: unlimited.
 	MaxBytes int64
 	// Replicas is the number of copies in a JetStream cluster, 1..5.
 	// Default 1.
 	Replicas int
-	// Storage is file or memory storage. Default jetstream.FileStorage.
+	// Storage is file or memory storage, for new streams and buckets only
+	// (JetStream cannot change it). Default jetstream.FileStorage.
 	Storage jetstream.StorageType
 	// DuplicateWindow is how long JetStream remembers a Nats-Msg-Id, so a
 	// retried publish within it is stored once. Default 10 minutes.
@@ -119,8 +122,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// StreamConfigs returns the JetStream configuration of every stream of the
-// topology sized by o. It is pure; Ensure applies it.
+// StreamConfigs returns the JetStream configuration of every stream of a
+// new topology sized by o (defaults filled in). It is pure; Ensure creates
+// missing streams with it.
 func StreamConfigs(o Options) ([]jetstream.StreamConfig, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
