@@ -26,8 +26,9 @@ type ActorConfig struct {
 	Parallel int
 	// PolicyCache is how many policy versions stay loaded. Default 4.
 	PolicyCache int
-	// AckWait bounds one request's processing before the work queue hands it
-	// to another actor. Default 2 minutes.
+	// AckWait is how long a request stays claimed without a heartbeat: the
+	// actor reports progress every AckWait/3, so a crashed actor's request
+	// goes to another actor after at most AckWait. Default 30s.
 	AckWait time.Duration
 	// Logger receives progress and errors. Default slog.Default().
 	Logger *slog.Logger
@@ -42,7 +43,7 @@ func (c ActorConfig) withDefaults() ActorConfig {
 		c.Parallel = runtime.GOMAXPROCS(0)
 	}
 	if c.AckWait <= 0 {
-		c.AckWait = 2 * time.Minute
+		c.AckWait = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -101,6 +102,7 @@ func (a *Actor) handle(ctx context.Context, msg jetstream.Msg) error {
 	if req.Run != a.cfg.Run {
 		return streams.Rejectf("request for run %q on run %q's queue", req.Run, a.cfg.Run)
 	}
+	defer keepAlive(ctx, msg, a.cfg.AckWait/3)()
 	trajs, err := a.Serve(ctx, req)
 	if err != nil {
 		return err

@@ -57,8 +57,10 @@ type ExplorerConfig struct {
 	RandomPRMSeed uint64
 	// Parallel is how many episodes run at once. Default GOMAXPROCS.
 	Parallel int
-	// AckWait bounds one cycle's exploration before it is redelivered.
-	// Default 30 minutes.
+	// AckWait is how long a cycle stays claimed without a heartbeat: the
+	// explorer reports progress every AckWait/3, so a crashed explorer's
+	// cycle is redelivered to another (or the restarted) explorer after at
+	// most AckWait. Default 30s.
 	AckWait time.Duration
 	Logger  *slog.Logger
 }
@@ -78,7 +80,7 @@ func (c ExplorerConfig) withDefaults() ExplorerConfig {
 		c.Parallel = runtime.GOMAXPROCS(0)
 	}
 	if c.AckWait <= 0 {
-		c.AckWait = 30 * time.Minute
+		c.AckWait = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -148,6 +150,7 @@ func (x *Explorer) handle(ctx context.Context, msg jetstream.Msg) error {
 	if err != nil {
 		return streams.Reject(err)
 	}
+	defer keepAlive(ctx, msg, x.cfg.AckWait/3)()
 	_, err = x.Explore(ctx, e, plan)
 	return err
 }
