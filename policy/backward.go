@@ -35,7 +35,7 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 	f := ps.f
 	nA := len(dLogits)
 	ps.dpre = grow(ps.dpre, nA*l.h)
-	ps.dz = grow(ps.dz, nA*l.in)
+	ps.dz = grow(ps.dz, nA*l.ina)
 	w2 := p.params[l.w2 : l.w2+l.h]
 	gw2, gwf := g.data[l.w2:l.w2+l.h], g.data[l.wf:l.wf+NumFlags]
 	gb1 := g.data[l.b1 : l.b1+l.h]
@@ -51,29 +51,45 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 		for i, fv := range f.Flags(a) {
 			gwf[i] += ds * fv
 		}
-		for _, id := range f.actIDs[f.actOff[a]:f.actOff[a+1]] {
+		for _, id := range f.linear(a) {
 			g.rows.add(id)
 			g.data[l.lin(id)] += ds
 		}
 	}
 	dpre := blas64.General{Rows: nA, Cols: l.h, Data: ps.dpre, Stride: l.h}
-	z := blas64.General{Rows: nA, Cols: l.in, Data: ps.z, Stride: l.in}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dpre, z, 1,
-		blas64.General{Rows: l.h, Cols: l.in, Data: g.data[l.w1 : l.w1+l.h*l.in], Stride: l.in})
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dpre,
-		blas64.General{Rows: l.h, Cols: l.in, Data: p.params[l.w1 : l.w1+l.h*l.in], Stride: l.in},
-		0, blas64.General{Rows: nA, Cols: l.in, Data: ps.dz, Stride: l.in})
+	z := blas64.General{Rows: nA, Cols: l.ina, Data: ps.z, Stride: l.ina}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dpre, z, 1, w1Action(l, g.data))
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dpre, p.w1Action(),
+		0, blas64.General{Rows: nA, Cols: l.ina, Data: ps.dz, Stride: l.ina})
+	p.backStateShare(ps, nA, g)
 	ps.dxa = grow(ps.dxa, l.d)
 	dxa := ps.dxa
 	for a := range nA {
-		dz := ps.dz[a*l.in : (a+1)*l.in]
+		dz := ps.dz[a*l.ina : (a+1)*l.ina]
 		xa := ps.xa[a*l.d : (a+1)*l.d]
 		for i := range l.d {
-			ps.dxs[i] += dz[i] + dz[2*l.d+i]*xa[i]
-			dxa[i] = dz[l.d+i] + dz[2*l.d+i]*ps.xs[i]
+			ps.dxs[i] += dz[l.d+i] * xa[i]
+			dxa[i] = dz[i] + dz[l.d+i]*ps.xs[i]
 		}
-		p.backEmbed(f.actIDs[f.actOff[a]:f.actOff[a+1]], dxa, g)
+		p.backEmbed(f.embedded(a), dxa, g)
 	}
+}
+
+// backStateShare propagates the summed pre-activation gradient through the
+// x_s block of W1: ∂W1[:, :D] += (Σ_a dpre_a)·x_sᵀ, ∂x_s += W1[:, :D]ᵀ·Σ_a dpre_a.
+func (p *Policy) backStateShare(ps *Pass, nA int, g *Grads) {
+	l := &p.lay
+	ps.dvh = grow(ps.dvh, l.h) // scratch: Σ_a dpre_a
+	sum := ps.dvh
+	clear(sum)
+	for a := range nA {
+		for i, v := range ps.dpre[a*l.h : (a+1)*l.h] {
+			sum[i] += v
+		}
+	}
+	blas64.Ger(1, blas64.Vector{N: l.h, Data: sum, Inc: 1}, blas64.Vector{N: l.d, Data: ps.xs, Inc: 1}, w1State(l, g.data))
+	blas64.Gemv(blas.Trans, 1, p.w1State(), blas64.Vector{N: l.h, Data: sum, Inc: 1},
+		1, blas64.Vector{N: l.d, Data: ps.dxs, Inc: 1})
 }
 
 // backValue propagates ∂L/∂V through the value head, adding ∂L/∂x_s to ps.dxs.

@@ -8,9 +8,11 @@
 // instruction×action word crossings and the previous verb×action crossings on
 // the action side; and a few environment-agnostic match flags computed from
 // the text (the action names a goal word, its target was already visited, it
-// repeats the previous action, ...). The features feed learned embeddings and
-// a small MLP that scores each action; a softmax with temperature over the
-// admissible set gives the distribution. A value head on the state features
+// repeats the previous action, ...). Every hashed feature has a learned
+// linear weight; the state features and the action's own text (not the
+// crossings) also feed learned embeddings, which with the flags go through a
+// small MLP. An action's score is the MLP output plus its linear weights; a
+// softmax with temperature over the admissible set gives the distribution. A value head on the state features
 // serves as PPO's critic. A fresh policy is exactly uniform.
 //
 // Gradients are computed by hand-written backprop (checked against finite

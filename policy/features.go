@@ -49,6 +49,7 @@ const maxStepFeature = 100
 type Features struct {
 	state  []int32   // unique bucket ids of the state-side features
 	actOff []int32   // action a's ids are actIDs[actOff[a]:actOff[a+1]]
+	actMid []int32   // of which actIDs[actOff[a]:actMid[a]] are also embedded
 	actIDs []int32   // bucket ids of the action-side features
 	flags  []float64 // NumActions × NumFlags match flags
 }
@@ -80,6 +81,12 @@ func StateSimilarity(a, b *Features) float64 {
 	}
 	return float64(common) / float64(union)
 }
+
+// embedded returns the ids of action a that feed its embedding.
+func (f *Features) embedded(a int) []int32 { return f.actIDs[f.actOff[a]:f.actMid[a]] }
+
+// linear returns all ids of action a; each has a linear score weight.
+func (f *Features) linear(a int) []int32 { return f.actIDs[f.actOff[a]:f.actOff[a+1]] }
 
 // Flags returns action a's match flags (shared; do not modify).
 func (f *Features) Flags(a int) []float64 { return f.flags[a*NumFlags : (a+1)*NumFlags] }
@@ -159,7 +166,7 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 	if n == 0 {
 		return nil, ErrNoActions
 	}
-	f := &Features{actOff: make([]int32, 1, n+1), flags: make([]float64, n*NumFlags)}
+	f := &Features{actOff: make([]int32, 1, n+1), actMid: make([]int32, 0, n), flags: make([]float64, n*NumFlags)}
 	z.obs = tokenize(s.Observation, z.obs[:0])
 	z.obsEnts = entities(z.obs, z.obsEnts[:0])
 	z.goalObs = z.goalObs[:0]
@@ -174,7 +181,9 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 		z.act = tokenize(text, z.act[:0])
 		z.actEnts = entities(z.act, z.actEnts[:0])
 		z.ctx = z.index.context(z.act, z.actEnts)
-		f.actIDs = z.actionIDs(f.actIDs)
+		f.actIDs = z.actionText(f.actIDs)
+		f.actMid = append(f.actMid, int32(len(f.actIDs)))
+		f.actIDs = z.actionCrossings(f.actIDs)
 		f.actOff = append(f.actOff, int32(len(f.actIDs)))
 		z.actionFlags(f.flags[a*NumFlags : (a+1)*NumFlags])
 	}
@@ -228,10 +237,11 @@ func (z *Featurizer) appendWords(ids []int32, nsWord, nsBigram uint64, toks []to
 	return ids
 }
 
-// actionIDs appends the action-side features of z.act: verb, words,
-// bigrams, instruction×action and previous-verb×action crossings, and the
-// content words of the observation text about the action's object.
-func (z *Featurizer) actionIDs(ids []int32) []int32 {
+// actionText appends the action-side features that describe the action
+// itself — the content words of the observation text about its object, its
+// verb, words and bigrams — which feed both the action embedding and the
+// linear score.
+func (z *Featurizer) actionText(ids []int32) []int32 {
 	for _, sent := range z.ctx {
 		for _, t := range z.index.words(z.obs, sent) {
 			if t.content() {
@@ -242,7 +252,12 @@ func (z *Featurizer) actionIDs(ids []int32) []int32 {
 	if len(z.act) > 0 {
 		ids = append(ids, z.id(nsVerb, z.act[0].h))
 	}
-	ids = z.appendWords(ids, nsAct, nsActBigram, z.act)
+	return z.appendWords(ids, nsAct, nsActBigram, z.act)
+}
+
+// actionCrossings appends the instruction×action and previous-verb×action
+// word crossings, which feed the linear score only.
+func (z *Featurizer) actionCrossings(ids []int32) []int32 {
 	for _, t := range z.act {
 		if !t.content() {
 			continue

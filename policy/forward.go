@@ -21,7 +21,8 @@ type Pass struct {
 	temp float64
 	xs   []float64 // D: state embedding
 	xa   []float64 // nA×D: action embeddings
-	z    []float64 // nA×In: MLP inputs
+	z    []float64 // nA×InA: per-action MLP inputs [x_a, x_s⊙x_a, flags]
+	hs   []float64 // H: the state's share of the MLP pre-activation, b1 + W1[:, :D]·x_s
 	h    []float64 // nA×H: MLP hidden activations (after tanh)
 	vh   []float64 // H: value hidden activations (after tanh)
 	// scratch for the backward pass
@@ -44,7 +45,8 @@ func (ps *Pass) size(l *layout, nA int) {
 	ps.Probs = grow(ps.Probs, nA)
 	ps.xs = grow(ps.xs, l.d)
 	ps.xa = grow(ps.xa, nA*l.d)
-	ps.z = grow(ps.z, nA*l.in)
+	ps.z = grow(ps.z, nA*l.ina)
+	ps.hs = grow(ps.hs, l.h)
 	ps.h = grow(ps.h, nA*l.h)
 	ps.vh = grow(ps.vh, l.h)
 }
@@ -58,16 +60,15 @@ func (p *Policy) Forward(f *Features, ps *Pass) {
 	ps.f, ps.temp = f, p.cfg.Temperature
 	p.embed(f.state, ps.xs)
 	for a := range nA {
-		ids := f.actIDs[f.actOff[a]:f.actOff[a+1]]
+		ids := f.embedded(a)
 		xa := ps.xa[a*l.d : (a+1)*l.d]
 		p.embed(ids, xa)
-		z := ps.z[a*l.in : (a+1)*l.in]
-		copy(z, ps.xs)
-		copy(z[l.d:], xa)
+		z := ps.z[a*l.ina : (a+1)*l.ina]
+		copy(z, xa)
 		for i := range l.d {
-			z[2*l.d+i] = ps.xs[i] * xa[i]
+			z[l.d+i] = ps.xs[i] * xa[i]
 		}
-		copy(z[3*l.d:], f.Flags(a))
+		copy(z[2*l.d:], f.Flags(a))
 	}
 	p.hidden(nA, ps)
 	p.scores(f, ps)
@@ -94,20 +95,36 @@ func (p *Policy) embed(ids []int32, x []float64) {
 	}
 }
 
-// hidden computes h = tanh(Z·W1ᵀ + b1) for all actions at once.
+// hidden computes h = tanh(W1·[x_s, x_a, x_s⊙x_a, flags] + b1) for all
+// actions at once; the x_s share is computed once per state.
 func (p *Policy) hidden(nA int, ps *Pass) {
 	l := &p.lay
-	b1 := p.params[l.b1 : l.b1+l.h]
+	copy(ps.hs, p.params[l.b1:l.b1+l.h])
+	blas64.Gemv(blas.NoTrans, 1, p.w1State(), blas64.Vector{N: l.d, Data: ps.xs, Inc: 1},
+		1, blas64.Vector{N: l.h, Data: ps.hs, Inc: 1})
 	for a := range nA {
-		copy(ps.h[a*l.h:(a+1)*l.h], b1)
+		copy(ps.h[a*l.h:(a+1)*l.h], ps.hs)
 	}
 	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-		blas64.General{Rows: nA, Cols: l.in, Data: ps.z, Stride: l.in},
-		blas64.General{Rows: l.h, Cols: l.in, Data: p.params[l.w1 : l.w1+l.h*l.in], Stride: l.in},
-		1, blas64.General{Rows: nA, Cols: l.h, Data: ps.h, Stride: l.h})
+		blas64.General{Rows: nA, Cols: l.ina, Data: ps.z, Stride: l.ina},
+		p.w1Action(), 1, blas64.General{Rows: nA, Cols: l.h, Data: ps.h, Stride: l.h})
 	for i, v := range ps.h {
 		ps.h[i] = math.Tanh(v)
 	}
+}
+
+// w1State is the block of W1 that multiplies x_s (H×D, strided).
+func (p *Policy) w1State() blas64.General { return w1State(&p.lay, p.params) }
+
+// w1Action is the block of W1 that multiplies the per-action inputs (H×InA, strided).
+func (p *Policy) w1Action() blas64.General { return w1Action(&p.lay, p.params) }
+
+func w1State(l *layout, v []float64) blas64.General {
+	return blas64.General{Rows: l.h, Cols: l.d, Data: v[l.w1 : l.w1+l.h*l.in], Stride: l.in}
+}
+
+func w1Action(l *layout, v []float64) blas64.General {
+	return blas64.General{Rows: l.h, Cols: l.ina, Data: v[l.w1+l.d : l.w1+l.h*l.in], Stride: l.in}
 }
 
 // scores writes each action's logit, score/T, into ps.LogProbs.
@@ -117,7 +134,7 @@ func (p *Policy) scores(f *Features, ps *Pass) {
 	wf := p.params[l.wf : l.wf+NumFlags]
 	for a := range ps.LogProbs {
 		s := dot(w2, ps.h[a*l.h:(a+1)*l.h]) + dot(wf, f.Flags(a))
-		for _, id := range f.actIDs[f.actOff[a]:f.actOff[a+1]] {
+		for _, id := range f.linear(a) {
 			s += p.params[l.lin(id)]
 		}
 		ps.LogProbs[a] = s / ps.temp

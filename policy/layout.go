@@ -10,6 +10,7 @@ package policy
 // cv 1). In = 3D + NumFlags: [x_s, x_a, x_s⊙x_a, flags].
 type layout struct {
 	buckets, d, h, in int
+	ina               int // per-action MLP inputs: In − D
 	row               int // width of a sparse row
 	sparse            int // length of the sparse part
 	w1, b1, w2, wf    int // offsets into the flat vector
@@ -20,6 +21,7 @@ type layout struct {
 func newLayout(c Config) layout {
 	l := layout{buckets: c.Buckets, d: c.EmbedDim, h: c.Hidden}
 	l.in = 3*l.d + NumFlags
+	l.ina = l.in - l.d
 	l.row = l.d + 2
 	l.sparse = l.buckets * l.row
 	off := l.sparse
