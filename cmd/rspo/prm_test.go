@@ -124,6 +124,7 @@ func TestPRMCommandFlagErrors(t *testing.T) {
 		{"eval without model", []string{"prm", "eval", "--file", "f"}, "--model FILE is required"},
 		{"serve two models", []string{"serve", "prm", "--run", "r", "--model", "m", "--random", "3"}, "exactly one of"},
 		{"serve no model", []string{"serve", "prm", "--run", "r"}, "exactly one of"},
+		{"serve with warm", []string{"serve", "prm", "--run", "r", "--random", "1", "--refresh", "--warm", "w"}, "do not apply to serve prm"},
 		{"serve extra without refresh", []string{"serve", "prm", "--run", "r", "--random", "1", "--extra-run", "e"}, "only used with --refresh"},
 	}
 	for _, tt := range tests {

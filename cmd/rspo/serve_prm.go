@@ -98,6 +98,9 @@ func (f servePRMFlags) validate() error {
 	if !f.refresh && (len(f.extraRuns) > 0 || f.refreshWindow != 0) {
 		errs = append(errs, errors.New("--extra-run and --refresh-window are only used with --refresh"))
 	}
+	if f.train.warm != "" || f.train.version != 0 {
+		errs = append(errs, errors.New("--warm and --version do not apply to serve prm: refreshes warm-start from the served model (--model, --object) and count its version up"))
+	}
 	if f.refresh && f.noReload {
 		errs = append(errs, errors.New("--refresh publishes new versions that --no-reload would ignore; drop one"))
 	}
