@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 // The run is taken from msg's subject (rspo.<run>...) or, failing that, its
 // Rspo-Run header; a message with neither cannot be routed and is an error.
 // If the DLQ publish fails, msg is left unacknowledged and the error returned.
+// A msg already settled by this client is only recorded, not terminated again.
 func DeadLetter(ctx context.Context, js jetstream.JetStream, msg jetstream.Msg, component, reason string) error {
 	if err := ValidateComponent(component); err != nil {
 		return err
@@ -35,7 +37,8 @@ func DeadLetter(ctx context.Context, js jetstream.JetStream, msg jetstream.Msg, 
 	if _, err := Publish(ctx, js, Subjects(run).DLQ(component), msg.Data(), h); err != nil {
 		return fmt.Errorf("streams: dead-letter: %w", err)
 	}
-	if err := msg.TermWithReason(headerValue(reason)); err != nil {
+	err := msg.TermWithReason(headerValue(reason))
+	if err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 		return fmt.Errorf("streams: terminate dead-lettered message on %s: %w", msg.Subject(), err)
 	}
 	return nil

@@ -1,0 +1,66 @@
+package streams_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/streams/streamstest"
+)
+
+func TestDeadLetterTwiceStoresOnce(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tr := streamstest.Trajectory("r1", schemas.SourceExplore, 1)
+	if _, err := streams.PublishTrajectory(ctx, js, tr); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, streams.StreamTraj, jetstream.ConsumerConfig{
+		Durable: "swapper", AckPolicy: jetstream.AckExplicitPolicy,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A crash between the DLQ publish and the Term makes the service
+	// dead-letter the same message again.
+	for range 2 {
+		if err := streams.DeadLetter(ctx, js, msg, "swapper", "forged outcome"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := streamMsgs(t, js, streams.StreamDLQ); n != 1 {
+		t.Fatalf("got %d dead letters, want 1", n)
+	}
+	dl := lastMessage(t, js, streams.StreamDLQ, "rspo.r1.dlq.swapper")
+	if got := dl.Header.Get(streams.HeaderDLQMsgID); got != tr.ID {
+		t.Errorf("got original id %q, want %q", got, tr.ID)
+	}
+	if got := dl.Header.Get(streams.HeaderSource); got != "explore" {
+		t.Errorf("got source header %q, want the original headers kept", got)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumAckPending != 0 || info.AckFloor.Stream != 1 {
+		t.Errorf("got %d pending acks, ack floor %d; want the message terminated", info.NumAckPending, info.AckFloor.Stream)
+	}
+}
+
+func TestDeadLetterBadComponent(t *testing.T) {
+	err := streams.DeadLetter(context.Background(), nil, nil, "a.b", "reason")
+	if !errors.Is(err, streams.ErrInvalidName) {
+		t.Fatalf("got %v, want ErrInvalidName", err)
+	}
+}
