@@ -15,9 +15,12 @@
 //	rspo.<run>.metrics.<comp>     RSPO_METRICS  metrics event, JSON
 //	rspo.<run>.dlq.<comp>         RSPO_DLQ      rejected message, reason in headers
 //
-// A service calls [Ensure] once at start (it is idempotent), publishes with
-// [PublishTrajectory] and friends, and consumes with [Consume], whose handler
-// returns nil to ack, [Reject] to dead-letter, or any other error to retry.
-// Analysis tools read a run with [Replay]; they need no change to the
-// pipeline.
+// A service connects with [Connect] (or starts an in-process server with
+// [StartEmbedded]), calls [Ensure] once at start (it is idempotent and keeps
+// an operator's limits), publishes with [PublishTrajectory] and friends,
+// and consumes with [Consume] or [ConsumeBatch], whose handler returns nil
+// to ack, [Reject] to dead-letter, or any other error to retry a bounded
+// number of times before dead-lettering. Analysis tools read a run with
+// [Replay] and need no change to the pipeline. Tests get a server with the
+// topology from package streamstest.
 package streams
