@@ -148,7 +148,7 @@ func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
 	if s.trainer, err = learner.New(s.pol, s.cfg.Trainer); err != nil {
 		return err
 	}
-	if err := s.trainer.SetReference(ref); err != nil {
+	if err := s.restoreTrainer(ctx, ref); err != nil {
 		return err
 	}
 	if cp.PRMVersion > 0 {
@@ -159,6 +159,23 @@ func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
 	s.cfg.Logger.Info("resuming run", "run", s.cfg.Run, "update", cp.Update, "policy_version", cp.Version)
 	return nil
 }
+
+// restoreTrainer restores the optimiser state saved with the checkpoint's
+// policy version, so a resumed run continues exactly; a run without one
+// (version 0) starts the optimiser afresh with ref as the reference.
+func (s *Service) restoreTrainer(ctx context.Context, ref *policy.Policy) error {
+	b, err := streams.GetSnapshot(ctx, s.js, streams.BucketPolicy, trainerObject(s.cfg.Run, s.cp.Version))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return s.trainer.SetReference(ref)
+	}
+	if err != nil {
+		return fmt.Errorf("learnersvc: trainer state of version %d: %w", s.cp.Version, err)
+	}
+	return s.trainer.RestoreState(b)
+}
+
+// trainerObject names the trainer state stored beside policy version v.
+func trainerObject(run string, v int64) string { return streams.PolicyObject(run, v) + ".trainer" }
 
 func (s *Service) loadPolicy(ctx context.Context, v int64) (*policy.Policy, error) {
 	b, err := streams.GetSnapshot(ctx, s.js, streams.BucketPolicy, streams.PolicyObject(s.cfg.Run, v))
@@ -182,12 +199,23 @@ func (s *Service) publishPolicy(ctx context.Context, cycle int64) error {
 	}
 	e := schemas.Event{Type: schemas.EventPolicyPublished, Cycle: cycle, PolicyVersion: v,
 		Update: s.cp.Update, Object: object, Metrics: map[string]float64{"snapshot_bytes": float64(len(b))}}
+	if v > 0 {
+		state, err := s.trainer.MarshalState()
+		if err != nil {
+			return err
+		}
+		if err := streams.PutSnapshot(ctx, s.js, streams.BucketPolicy, trainerObject(s.cfg.Run, v), state); err != nil {
+			return err
+		}
+	}
 	if err := s.event(ctx, e); err != nil {
 		return err
 	}
 	if old := v - int64(s.cfg.KeepVersions); old > 0 {
-		if err := deleteSnapshot(ctx, s.js, streams.BucketPolicy, streams.PolicyObject(s.cfg.Run, old)); err != nil {
-			s.cfg.Logger.Warn("old policy snapshot not deleted", "version", old, "err", err)
+		for _, obj := range []string{streams.PolicyObject(s.cfg.Run, old), trainerObject(s.cfg.Run, old)} {
+			if err := deleteSnapshot(ctx, s.js, streams.BucketPolicy, obj); err != nil {
+				s.cfg.Logger.Warn("old snapshot not deleted", "object", obj, "err", err)
+			}
 		}
 	}
 	s.cp.Version = v
