@@ -16,7 +16,9 @@ import (
 // (see Reject) sends it to the dead-letter queue and terminates it, any
 // other error schedules a redelivery after a delay. Handlers must be
 // idempotent: a crash after the handler's output is stored but before the
-// ack redelivers the message.
+// ack redelivers the message. A handler that may run longer than AckWait
+// calls msg.InProgress() now and then, or the server redelivers the
+// message to another instance.
 type Handler func(ctx context.Context, msg jetstream.Msg) error
 
 // ConsumerConfig configures Consume. Stream and Durable are required.
