@@ -98,3 +98,21 @@ func TestPartSize(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParsePart(f *testing.F) {
+	for _, s := range []string{"1/1", "3/7", "0/1", "2/1", "a/b", "", "/", "1/99999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		i, n, err := parsePart(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadReply) {
+				t.Fatalf("parsePart(%q) error %v does not wrap ErrBadReply", s, err)
+			}
+			return
+		}
+		if i < 1 || i > n || n > maxReplyBytes {
+			t.Fatalf("parsePart(%q) = %d/%d, outside 1 ≤ i ≤ n ≤ %d", s, i, n, maxReplyBytes)
+		}
+	})
+}
