@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rspo-dev/rspo/experiments"
+)
+
+func init() { addCommand(newExperimentCmd) }
+
+// experimentOptions are the settings of `rspo experiment`.
+type experimentOptions struct {
+	suite     string
+	suitesDir string
+	quick     bool
+	out       string
+	data      string
+	noRun     bool
+}
+
+func newExperimentCmd() *cobra.Command {
+	var o experimentOptions
+	cmd := &cobra.Command{
+		Use:   "experiment",
+		Short: "Rerun the experiment suites and write docs/experiments.md with tables and plots",
+		Long: "Run every (variant, seed) of the chosen suites one after the other, each as its own\n" +
+			"training run under --data (runs that already finished are kept, so an interrupted\n" +
+			"suite resumes), aggregate mean ± sd over seeds, and write the page, the plots and\n" +
+			"the per-run summaries under --out.",
+		Example: "  rspo experiment --quick                        # a few minutes: every suite's quick variant\n" +
+			"  rspo experiment --suite household --data /tmp/rspo-exp\n" +
+			"  rspo experiment --suite all --no-run           # only re-aggregate finished runs",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runExperiments(cmd, o) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.suite, "suite", "all", "suite name (the \"name\" in its file) or all")
+	fs.StringVar(&o.suitesDir, "suites", filepath.Join("experiments", "suites"), "directory of the suite JSON files")
+	fs.BoolVar(&o.quick, "quick", false, "use each suite's quick override (minutes instead of hours)")
+	fs.StringVar(&o.out, "out", "docs", "write experiments.md and experiments/ (plots, run summaries) here")
+	fs.StringVar(&o.data, "data", "runs/experiments", "data directory of the runs (stores, buffers, reports)")
+	fs.BoolVar(&o.noRun, "no-run", false, "train nothing; aggregate the runs that finished")
+	return cmd
+}
+
+func runExperiments(cmd *cobra.Command, o experimentOptions) error {
+	all, err := experiments.LoadSuites(o.suitesDir)
+	if err != nil {
+		return fmt.Errorf("--suites: %w", err)
+	}
+	suites, err := pickSuites(all, o.suite)
+	if err != nil {
+		return err
+	}
+	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr()}
+	if !o.noRun {
+		for _, s := range suites {
+			if err := r.Run(cmd.Context(), s); err != nil {
+				return err
+			}
+		}
+	}
+	var results []*experiments.SuiteResult
+	for _, s := range all {
+		res, err := r.Aggregate(s)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	page, err := experiments.WritePage(o.out, results, experiments.PageOptions{Quick: o.quick, SuitesDir: o.suitesDir})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", page)
+	return err
+}
+
+// pickSuites returns the named suite, or all of them.
+func pickSuites(all []*experiments.Suite, name string) ([]*experiments.Suite, error) {
+	if name == "all" {
+		return all, nil
+	}
+	var names []string
+	for _, s := range all {
+		if s.Name == name {
+			return []*experiments.Suite{s}, nil
+		}
+		names = append(names, s.Name)
+	}
+	return nil, fmt.Errorf("--suite %q: no such suite (known: %v, or all)", name, names)
+}

@@ -1,0 +1,210 @@
+package experiments
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// SuiteResult is a suite aggregated over seeds.
+type SuiteResult struct {
+	Suite *Suite `json:"-"`
+	Name  string `json:"suite"`
+	Quick bool   `json:"quick"`
+	// Budget is the compute-fair x: the fewest environment steps any
+	// compared run spent by its last evaluation. Figures "success@budget"
+	// and "success@half_budget" are read off each run's eval curve there.
+	Budget float64 `json:"budget_env_steps"`
+	// EvalUpdates are the learner updates at which every run evaluated.
+	EvalUpdates []int64 `json:"eval_updates"`
+	// RepeatAt are the three updates at which repeated visits are read
+	// (each the mean of a window of updates around it).
+	RepeatAt [3]int64         `json:"repeat_at"`
+	Variants []*VariantResult `json:"variants"`
+}
+
+// VariantResult is one variant over its seeds.
+type VariantResult struct {
+	Name    string            `json:"name"`
+	Label   string            `json:"label"`
+	Source  bool              `json:"source,omitempty"`
+	Config  RunConfig         `json:"config"`
+	Seeds   []int64           `json:"seeds"`
+	Splits  []string          `json:"splits"`
+	Types   []string          `json:"task_types,omitempty"`
+	Figures map[string]MeanSD `json:"figures"`
+	Runs    []RunResult       `json:"runs"`
+}
+
+// Figure returns a named figure ("–" formatting when absent).
+func (v *VariantResult) Figure(name string) MeanSD { return v.Figures[name] }
+
+// Aggregate reads the finished runs of a suite and computes its figures.
+// Runs not finished yet are left out (the figure's N says how many seeds
+// it holds).
+func (r *Runner) Aggregate(s *Suite) (*SuiteResult, error) {
+	jobs, err := s.Jobs(r.Quick)
+	if err != nil {
+		return nil, err
+	}
+	res := &SuiteResult{Suite: s, Name: s.Name, Quick: r.Quick}
+	byName := map[string]*VariantResult{}
+	for _, j := range jobs {
+		vr := byName[j.Variant.Name]
+		if vr == nil {
+			vr = &VariantResult{Name: j.Variant.Name, Label: j.Variant.Label, Source: j.Variant.Source, Config: j.Config}
+			if vr.Label == "" {
+				vr.Label = vr.Name
+			}
+			byName[j.Variant.Name] = vr
+			res.Variants = append(res.Variants, vr)
+		}
+		run, err := LoadRun(r.RunDir(j), r.ReportDir(j), j)
+		if err != nil {
+			continue
+		}
+		vr.Seeds = append(vr.Seeds, j.Seed)
+		vr.Runs = append(vr.Runs, run)
+	}
+	res.frame()
+	for _, vr := range res.Variants {
+		vr.compute(res)
+	}
+	return res, nil
+}
+
+// frame fixes the common axes: the eval updates shared by every run, the
+// env-step budget, and the three points of the repeated-visit reading.
+func (res *SuiteResult) frame() {
+	counts := map[int64]int{}
+	runs, minUpdates := 0, int64(math.MaxInt64)
+	res.Budget = math.Inf(1)
+	for _, vr := range res.Variants {
+		for _, run := range vr.Runs {
+			runs++
+			for _, p := range run.Series["eval::success_rate"] {
+				counts[p.Update]++
+			}
+			minUpdates = min(minUpdates, run.Summary.Updates)
+			if ev := run.Series["eval::success_rate"]; len(ev) > 0 && !vr.Source {
+				res.Budget = min(res.Budget, ev[len(ev)-1].EnvSteps)
+			}
+		}
+	}
+	for u, n := range counts {
+		if n == runs {
+			res.EvalUpdates = append(res.EvalUpdates, u)
+		}
+	}
+	sort.Slice(res.EvalUpdates, func(a, b int) bool { return res.EvalUpdates[a] < res.EvalUpdates[b] })
+	if math.IsInf(res.Budget, 1) {
+		res.Budget = 0
+	}
+	if runs > 0 {
+		res.RepeatAt = [3]int64{max(1, minUpdates/6), minUpdates / 2, minUpdates - minUpdates/6}
+	}
+}
+
+// compute fills the variant's figures from its runs.
+func (vr *VariantResult) compute(res *SuiteResult) {
+	per := map[string][]float64{}
+	add := func(name string, v float64) { per[name] = append(per[name], v) }
+	types, splits := map[string]bool{}, map[string]bool{}
+	for _, run := range vr.Runs {
+		for _, f := range runFigures(run, res) {
+			add(f.name, f.value)
+		}
+		for k := range run.Series {
+			if t, ok := strings.CutPrefix(k, "eval::success_"); ok && t != "rate" {
+				types[t] = true
+			}
+		}
+		for _, s := range run.Splits() {
+			splits[s] = true
+		}
+	}
+	vr.Figures = map[string]MeanSD{}
+	for name, xs := range per {
+		vr.Figures[name] = meanSD(xs)
+	}
+	vr.Types, vr.Splits = sortedSet(types), sortedSet(splits)
+}
+
+type figure struct {
+	name  string
+	value float64
+}
+
+// runFigures are one run's figures, named as in VariantResult.Figures.
+func runFigures(run RunResult, res *SuiteResult) []figure {
+	s := run.Series
+	ev := s["eval::success_rate"]
+	out := []figure{
+		{"final_success", last(ev)},
+		{"final_score", last(s["eval::score"])},
+		{"success@budget", interpolate(ev, res.Budget, bySteps)},
+		{"success@half_budget", interpolate(ev, res.Budget/2, bySteps)},
+		{"stuck", boolFigure(maxValue(ev) <= 0 && maxValue(s["update:success_rate"]) <= 0)},
+		{"prm_auc_first", first(s["prm:heldout_auc"])},
+		{"prm_auc_last", last(s["prm:heldout_auc"])},
+		{"clip_frac_off", meanValue(s["update:clip_frac_off"])},
+		{"ratio_mean_off", meanValue(s["update:ratio_mean_off"])},
+		{"train_success_final", windowMean(s["update:success_rate"], run.Summary.Updates-2, run.Summary.Updates)},
+		{"dense_return_final", windowMean(s["update:dense_return"], run.Summary.Updates-2, run.Summary.Updates)},
+		{"dense_return_peak", maxValue(s["update:dense_return"])},
+		{"wall_s", run.Summary.WallSeconds},
+		{"peak_mib", float64(run.Cost.PeakGoBytes) / (1 << 20)},
+		{"env_steps", float64(run.Summary.EnvSteps)},
+		{"env_steps_per_update", float64(run.Summary.EnvSteps) / float64(max(1, run.Summary.Updates))},
+	}
+	if run.Summary.Updates > 0 {
+		u := run.Summary.Updates
+		early, late := max(1, u/5), u-u/5
+		out = append(out, figure{"all_fail_early", windowMean(s["update:all_fail_frac_on"], 1, early)},
+			figure{"all_fail_late", windowMean(s["update:all_fail_frac_on"], late, u)})
+	}
+	for i, at := range res.RepeatAt {
+		w := max(1, int64(len(s["update:repeated_visits"]))/12)
+		out = append(out, figure{fmt.Sprintf("repeated@%d", i), windowMean(s["update:repeated_visits"], at-w, at+w)})
+	}
+	for _, u := range res.EvalUpdates {
+		out = append(out, figure{fmt.Sprintf("success@u%d", u), interpolate(ev, float64(u), byUpdate)})
+	}
+	for k, pts := range s {
+		if rest, ok := strings.CutPrefix(k, "eval:"); ok && strings.HasSuffix(rest, ":success_rate") && !strings.HasPrefix(rest, ":") {
+			out = append(out, figure{"final_success:" + strings.TrimSuffix(rest, ":success_rate"), last(pts)})
+		}
+		if t, ok := strings.CutPrefix(k, "eval::success_"); ok && t != "rate" {
+			out = append(out, figure{"type:" + t, last(pts)})
+		}
+	}
+	return out
+}
+
+func boolFigure(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func meanValue(pts []Point) float64 {
+	if len(pts) == 0 {
+		return math.NaN()
+	}
+	var sum float64
+	for _, p := range pts {
+		sum += p.Value
+	}
+	return sum / float64(len(pts))
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,74 @@
+package experiments
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSmokeSuite trains a tiny suite end to end, resumes it without
+// retraining, and checks that the page holds a real table.
+func TestSmokeSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains two small runs")
+	}
+	s, err := LoadSuite(filepath.Join("testdata", "smoke.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := &Runner{DataDir: t.TempDir()}
+	if err := r.Run(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ := s.Jobs(false)
+	stamp := modTime(t, filepath.Join(r.ReportDir(jobs[0]), "summary.json"))
+	if err := r.Run(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := modTime(t, filepath.Join(r.ReportDir(jobs[0]), "summary.json")); !got.Equal(stamp) {
+		t.Errorf("second Run retrained %s: summary rewritten at %v, want kept from %v", jobs[0].RunName(), got, stamp)
+	}
+	res, err := r.Aggregate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Variants {
+		if got := v.Figure("final_success").N; got != 1 {
+			t.Errorf("variant %s: final success over %d seeds, want 1", v.Name, got)
+		}
+	}
+	if got := res.Variants[1].Figure("env_steps_per_update").Mean; got <= res.Variants[0].Figure("env_steps_per_update").Mean {
+		t.Errorf("RSPO env steps per update %v, want more than GRPO's (explorer counted)", got)
+	}
+	out := t.TempDir()
+	page, err := WritePage(out, []*SuiteResult{res}, PageOptions{SuitesDir: "testdata"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Smoke suite", "| GRPO | 1 | ", "| RSPO+GRPO | 1 | ", "rspo experiment --suite smoke", "![Eval success vs learner update]"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("page lacks %q:\n%s", want, text)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "experiments", "smoke_eval_success_vs_update.png")); err != nil {
+		t.Errorf("plot missing: %v", err)
+	}
+}
+
+func modTime(t *testing.T, path string) time.Time {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.ModTime()
+}

@@ -1,0 +1,101 @@
+package experiments
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestCommittedSuitesLoad(t *testing.T) {
+	suites, err := LoadSuites("suites")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range suites {
+		for _, quick := range []bool{false, true} {
+			jobs, err := s.Jobs(quick)
+			if err != nil {
+				t.Errorf("suite %s quick=%v: %v", s.Name, quick, err)
+			}
+			if len(jobs) == 0 {
+				t.Errorf("suite %s quick=%v: got no jobs", s.Name, quick)
+			}
+		}
+	}
+}
+
+func TestSuiteLayering(t *testing.T) {
+	s := &Suite{Name: "t", Seeds: []int64{1, 2},
+		Base: []byte(`{"env_options": {"preset": "easy"}, "updates": 10}`),
+		Variants: []Variant{
+			{Name: "a", Config: []byte(`{"rspo": false, "env_options": {"max_steps": "20"}}`)},
+			{Name: "b", Config: []byte(`{"k": 5}`), Seeds: []int64{7}},
+		},
+		Quick: &QuickOverride{Base: []byte(`{"updates": 2}`), Seeds: []int64{3}, Variants: []string{"b"}},
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		quick    bool
+		wantRuns []string
+		wantUpd  int
+		wantK    int
+		wantOpts int
+	}{
+		{name: "full", wantRuns: []string{"t-a-s1", "t-a-s2", "t-b-s7"}, wantUpd: 10, wantK: 3, wantOpts: 2},
+		{name: "quick", quick: true, wantRuns: []string{"t-b-s3"}, wantUpd: 2, wantK: 5, wantOpts: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs, err := s.Jobs(tt.quick)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, j := range jobs {
+				got = append(got, j.RunName())
+			}
+			if len(got) != len(tt.wantRuns) {
+				t.Fatalf("got runs %v, want %v", got, tt.wantRuns)
+			}
+			for i := range got {
+				if got[i] != tt.wantRuns[i] {
+					t.Errorf("run %d: got %s, want %s", i, got[i], tt.wantRuns[i])
+				}
+			}
+			if c := jobs[0].Config; c.Updates != tt.wantUpd || (tt.quick && c.K != tt.wantK) || len(c.EnvOptions) != tt.wantOpts {
+				t.Errorf("got updates %d k %d options %v, want %d, %d, %d options", c.Updates, c.K, c.EnvOptions, tt.wantUpd, tt.wantK, tt.wantOpts)
+			}
+		})
+	}
+}
+
+func TestSuiteValidateRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		json string
+	}{
+		{name: "unknown key", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a", "config": {"nope": 1}}]}`},
+		{name: "no variants", json: `{"name": "x", "seeds": [1]}`},
+		{name: "no seeds", json: `{"name": "x", "variants": [{"name": "a"}]}`},
+		{name: "bad algo", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a", "config": {"algo": "sarsa"}}]}`},
+		{name: "prm source after user", json: `{"name": "x", "seeds": [1], "prm_sources": {"p": {"variants": ["b"]}},
+			"variants": [{"name": "a", "prm_from": "p"}, {"name": "b"}]}`},
+		{name: "bad run name", json: `{"name": "x y", "seeds": [1], "variants": [{"name": "a"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.json")
+			if err := os.WriteFile(path, []byte(tt.json), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadSuite(path)
+			if !errors.Is(err, ErrSuite) {
+				t.Errorf("got %v, want an ErrSuite", err)
+			}
+		})
+	}
+}
