@@ -11,6 +11,8 @@ var (
 	// ErrInvalidEntry means a record cannot be stored (empty id, negative
 	// cycle, non-finite reward, ...).
 	ErrInvalidEntry = errors.New("buffersvc: invalid entry")
+	// ErrInvalidConfig means Options or Config failed validation.
+	ErrInvalidConfig = errors.New("buffersvc: invalid configuration")
 	// ErrBadRequest means a sample or stats request is malformed.
 	ErrBadRequest = errors.New("buffersvc: bad request")
 	// ErrClosed means the store has been closed.

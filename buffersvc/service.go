@@ -54,16 +54,16 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []error
 	if err := streams.ValidateRun(c.Run); err != nil {
-		errs = append(errs, fmt.Errorf("%w: %w", ErrBadRequest, err))
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidConfig, err))
 	}
 	if c.Batch < 0 || c.Batch > 4096 {
-		errs = append(errs, fmt.Errorf("%w: batch %d not in 1..4096 (0 for the default)", ErrBadRequest, c.Batch))
+		errs = append(errs, fmt.Errorf("%w: batch %d not in 1..4096 (0 for the default)", ErrInvalidConfig, c.Batch))
 	}
 	if c.MaxWait < 0 || c.AckWait < 0 {
-		errs = append(errs, fmt.Errorf("%w: max wait %v and ack wait %v must not be negative", ErrBadRequest, c.MaxWait, c.AckWait))
+		errs = append(errs, fmt.Errorf("%w: max wait %v and ack wait %v must not be negative", ErrInvalidConfig, c.MaxWait, c.AckWait))
 	}
 	if c.KeepCycles < 0 {
-		errs = append(errs, fmt.Errorf("%w: keep cycles %d is negative", ErrBadRequest, c.KeepCycles))
+		errs = append(errs, fmt.Errorf("%w: keep cycles %d is negative", ErrInvalidConfig, c.KeepCycles))
 	}
 	return errors.Join(errs...)
 }
@@ -96,7 +96,7 @@ type Service struct {
 }
 
 // NewService returns a buffer service over store, which the caller opens and
-// closes. It returns ErrBadRequest for a bad cfg.
+// closes. It returns ErrInvalidConfig for a bad cfg.
 func NewService(nc *nats.Conn, js jetstream.JetStream, store *Store, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -29,10 +29,10 @@ type Options struct {
 func (o Options) Validate() error {
 	var errs []error
 	if o.MaxSamplesPerRecord < 0 {
-		errs = append(errs, fmt.Errorf("%w: max samples per record %d is negative (0 means no cap)", ErrBadRequest, o.MaxSamplesPerRecord))
+		errs = append(errs, fmt.Errorf("%w: max samples per record %d is negative (0 means no cap)", ErrInvalidConfig, o.MaxSamplesPerRecord))
 	}
 	if o.MemTableBytes < 0 || o.MemTableBytes >= 4<<30 {
-		errs = append(errs, fmt.Errorf("%w: memtable size %d not in 1..4GiB (0 for the default)", ErrBadRequest, o.MemTableBytes))
+		errs = append(errs, fmt.Errorf("%w: memtable size %d not in 1..4GiB (0 for the default)", ErrInvalidConfig, o.MemTableBytes))
 	}
 	return errors.Join(errs...)
 }

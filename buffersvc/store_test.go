@@ -161,8 +161,20 @@ func TestStorePersistsAcrossReopen(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	if _, err := Open(t.TempDir(), Options{MaxSamplesPerRecord: -1}); !errors.Is(err, ErrBadRequest) {
-		t.Errorf("Open with a negative cap: error = %v, want ErrBadRequest", err)
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"negative cap", Options{MaxSamplesPerRecord: -1}},
+		{"negative memtable", Options{MemTableBytes: -1}},
+		{"huge memtable", Options{MemTableBytes: 4 << 30}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Open(t.TempDir(), tt.opts); !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("Open error = %v, want ErrInvalidConfig", err)
+			}
+		})
 	}
 }
 
