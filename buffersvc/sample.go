@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/cockroachdb/pebble"
 )
@@ -22,17 +23,7 @@ func compareIndexEntries(a, b indexEntry) int {
 	if c := bytes.Compare(a.prio[:], b.prio[:]); c != 0 {
 		return c
 	}
-	return cmpString(a.id, b.id)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return strings.Compare(a.id, b.id)
 }
 
 // Sample returns up to req.Count records of run's cycle req.Cycle in the

@@ -140,8 +140,8 @@ func (s *Service) Counters() Counters {
 func (s *Service) Run(ctx context.Context) error {
 	cc := streams.ConsumerConfig{
 		Stream: streams.StreamTraj, Durable: s.cfg.Durable, Component: Component,
-		FilterSubject: streams.Subjects(s.cfg.Run).TrajExplore, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait,
-		Logger: s.cfg.Logger,
+		FilterSubject: streams.Subjects(s.cfg.Run).TrajExplore, Batch: s.cfg.Batch,
+		MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait, Logger: s.cfg.Logger,
 	}
 	errs := make([]error, s.cfg.Workers)
 	var wg sync.WaitGroup
@@ -167,11 +167,11 @@ func (s *Service) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 	for i, msg := range msgs {
 		futures[i], results[i] = s.publish(ctx, msg)
 	}
-	timeout := time.NewTimer(s.cfg.PublishTimeout)
-	defer timeout.Stop()
+	actx, cancel := context.WithTimeout(ctx, s.cfg.PublishTimeout)
+	defer cancel()
 	for i, f := range futures {
 		if f != nil {
-			results[i] = s.await(ctx, f, timeout.C)
+			results[i] = s.await(actx, f)
 		}
 	}
 	return results
@@ -199,8 +199,9 @@ func (s *Service) publish(ctx context.Context, msg jetstream.Msg) (jetstream.Pub
 	return f, nil
 }
 
-// await waits for one publish acknowledgement.
-func (s *Service) await(ctx context.Context, f jetstream.PubAckFuture, timeout <-chan time.Time) error {
+// await waits for one publish acknowledgement until ctx ends (the batch's
+// publish timeout or shutdown).
+func (s *Service) await(ctx context.Context, f jetstream.PubAckFuture) error {
 	select {
 	case ack := <-f.Ok():
 		s.swapped.Add(1)
@@ -210,10 +211,8 @@ func (s *Service) await(ctx context.Context, f jetstream.PubAckFuture, timeout <
 		return nil
 	case err := <-f.Err():
 		return fmt.Errorf("swapper: publish to %s: %w", f.Msg().Subject, err)
-	case <-timeout:
-		return fmt.Errorf("swapper: publish to %s: no acknowledgement within %v", f.Msg().Subject, s.cfg.PublishTimeout)
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("swapper: publish to %s: no acknowledgement: %w", f.Msg().Subject, ctx.Err())
 	}
 }
 
