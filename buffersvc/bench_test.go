@@ -65,6 +65,32 @@ func BenchmarkIngest(b *testing.B) {
 	b.ReportMetric(ingestRate/rawRate, "ingest/raw")
 }
 
+// BenchmarkStorePut measures the store alone: synced commits of batches of
+// 256 swapped 32-step records, as the service commits them.
+func BenchmarkStorePut(b *testing.B) {
+	store, err := buffersvc.Open(b.TempDir(), buffersvc.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	entries := make([]buffersvc.Entry, b.N)
+	for i := range entries {
+		r, err := swapper.Relabel(swappertest.Explorer("r", 1, i, benchSteps))
+		if err != nil {
+			b.Fatal(err)
+		}
+		entries[i], _ = buffersvc.EntryOf(r, swappertest.Encode(r))
+	}
+	b.SetBytes(int64(len(entries[0].Data)))
+	b.ResetTimer()
+	for lo := 0; lo < b.N; lo += 256 {
+		if _, err := store.Put(entries[lo:min(lo+256, b.N)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
 // publishAll publishes msgs asynchronously and waits for every ack.
 func publishAll(b *testing.B, js jetstream.JetStream, msgs []*nats.Msg) {
 	b.Helper()
