@@ -148,8 +148,6 @@ func runFigures(run RunResult, res *SuiteResult) []figure {
 		{"stuck", boolFigure(maxValue(ev) <= 0 && maxValue(s["update:success_rate"]) <= 0)},
 		{"prm_auc_first", first(s["prm:heldout_auc"])},
 		{"prm_auc_last", last(s["prm:heldout_auc"])},
-		{"clip_frac_off", meanValue(s["update:clip_frac_off"])},
-		{"ratio_mean_off", meanValue(s["update:ratio_mean_off"])},
 		{"train_success_final", windowMean(s["update:success_rate"], run.Summary.Updates-2, run.Summary.Updates)},
 		{"dense_return_final", windowMean(s["update:dense_return"], run.Summary.Updates-2, run.Summary.Updates)},
 		{"dense_return_peak", maxValue(s["update:dense_return"])},
@@ -157,6 +155,10 @@ func runFigures(run RunResult, res *SuiteResult) []figure {
 		{"peak_mib", float64(run.Cost.PeakGoBytes) / (1 << 20)},
 		{"env_steps", float64(run.Summary.EnvSteps)},
 		{"env_steps_per_update", float64(run.Summary.EnvSteps) / float64(max(1, run.Summary.Updates))},
+	}
+	if run.Summary.RSPO {
+		out = append(out, figure{"clip_frac_off", meanValue(s["update:clip_frac_off"])},
+			figure{"ratio_mean_off", meanValue(s["update:ratio_mean_off"])})
 	}
 	if run.Summary.Updates > 0 {
 		u := run.Summary.Updates
