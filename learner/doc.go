@@ -15,6 +15,13 @@
 // policy at the start of the update. With no off-policy data the objective
 // is exactly the base algorithm's.
 //
+// Rewards come from Step.Reward (outcome) or Step.DenseReward (the PRM's
+// scores, for the explorer and the dense-only baseline); see RewardSource.
+// The optional cross-turn "second reading" of RSPO.md is a separately named
+// term (SwapConfig), off by default. MarshalState and RestoreState let a
+// restarted learner continue exactly: optimiser moments, reference policy
+// and shuffling source travel with the policy snapshot.
+//
 // The package is pure: it knows nothing about NATS. The learner service,
 // the explorer (training its copy on dense rewards) and the experiments all
 // drive the same Trainer.

@@ -39,6 +39,8 @@ const (
 	nsCross
 	nsPrevCross
 	nsContext
+	nsEpisodeWord
+	nsVerbCross
 )
 
 // maxStepFeature caps the step-count feature.
@@ -193,8 +195,8 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 func (z *Featurizer) id(ns, h uint64) int32 { return int32(mix(ns, h) % z.buckets) }
 
 // stateIDs lists the state-side features: bias, instruction words,
-// observation words and bigrams, recent action words, the last action, the
-// step count.
+// observation words and bigrams, the words of every earlier action, recent
+// action words, the last action, the step count.
 func (z *Featurizer) stateIDs(s *State) []int32 {
 	ids := make([]int32, 0, 2*len(z.obs)+len(z.instr)+16)
 	ids = append(ids, z.id(nsBias, 0), z.id(nsStep, uint64(min(len(s.History), maxStepFeature))))
@@ -204,6 +206,9 @@ func (z *Featurizer) stateIDs(s *State) []int32 {
 		}
 	}
 	ids = z.appendWords(ids, nsObs, nsObsBigram, z.obs)
+	for _, w := range z.mem.words {
+		ids = append(ids, z.id(nsEpisodeWord, w))
+	}
 	from := max(0, len(s.History)-z.history)
 	for i := from; i < len(s.History); i++ {
 		z.hist = tokenize(s.History[i].Action, z.hist[:0])
@@ -255,8 +260,10 @@ func (z *Featurizer) actionText(ids []int32) []int32 {
 	return z.appendWords(ids, nsAct, nsActBigram, z.act)
 }
 
-// actionCrossings appends the instruction×action and previous-verb×action
-// word crossings, which feed the linear score only.
+// actionCrossings appends the word crossings of the action with the
+// instruction, with the previous verb, and with every verb used so far in
+// the episode (which tells the stage of a task: taken, cleaned, ...); they
+// feed the linear score only.
 func (z *Featurizer) actionCrossings(ids []int32) []int32 {
 	for _, t := range z.act {
 		if !t.content() {
@@ -267,6 +274,9 @@ func (z *Featurizer) actionCrossings(ids []int32) []int32 {
 		}
 		if z.mem.turns > 0 {
 			ids = append(ids, z.id(nsPrevCross, mix(z.mem.prevVerb, t.h)))
+		}
+		for _, v := range z.mem.verbs {
+			ids = append(ids, z.id(nsVerbCross, mix(v, t.h)))
 		}
 	}
 	return ids

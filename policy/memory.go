@@ -9,6 +9,8 @@ type memory struct {
 	taken    map[uint64]int  // action hash → times taken
 	prevAct  uint64          // hash of the previous action's tokens (0 at the first turn)
 	prevVerb uint64          // hash of the previous action's first word
+	verbs    []uint64        // distinct verbs of earlier actions, first use first
+	words    []uint64        // distinct content words of earlier actions
 	turns    int             // turns added so far
 	scratch  []token
 	ents     []entity
@@ -30,6 +32,7 @@ func (m *memory) reset(instr []token) {
 		}
 	}
 	m.prevAct, m.prevVerb, m.turns = 0, 0, 0
+	m.verbs, m.words = m.verbs[:0], m.words[:0]
 }
 
 // isGoal reports whether the word hash h is a content word of the instruction.
@@ -77,6 +80,12 @@ func (m *memory) addTurn(t Turn) {
 	m.prevVerb = 0
 	if len(m.scratch) > 0 {
 		m.prevVerb = m.scratch[0].h
+		m.verbs = addUnique(m.verbs, m.prevVerb)
+	}
+	for _, t := range m.scratch {
+		if t.content() {
+			m.words = addUnique(m.words, t.h)
+		}
 	}
 	m.turns++
 }
@@ -88,4 +97,13 @@ func actionHash(toks []token) uint64 {
 		h = mix(h, t.h)
 	}
 	return h
+}
+
+func addUnique(list []uint64, h uint64) []uint64 {
+	for _, x := range list {
+		if x == h {
+			return list
+		}
+	}
+	return append(list, h)
 }

@@ -28,7 +28,7 @@ const (
 	snapshotFormat = 1
 	// featureVersion changes whenever the feature extraction changes, so a
 	// snapshot is never read with features it was not trained on.
-	featureVersion = 4
+	featureVersion = 5
 	headerSize     = 8 + 2 + 2 + 5*4 + 3*8 + 8
 )
 
