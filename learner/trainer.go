@@ -70,6 +70,11 @@ func (t *Trainer) Updates() int64 { return t.updates }
 // normalised with the on-policy group of its TaskID (or by the configured
 // fallback). It increments the policy's version. A bad trajectory returns a
 // BatchError (matching ErrBatch) and leaves the policy unchanged.
+//
+// π_old of an on-policy step is its recorded behaviour log-prob, so the
+// first epoch's ratio is exactly 1 when the actor ran this policy version
+// at the policy's temperature; rollouts at another version or temperature
+// show up as ratios away from 1 (and are clipped accordingly).
 func (t *Trainer) Update(onPolicy, offPolicy []*schemas.Trajectory) (UpdateStats, error) {
 	if len(onPolicy)+len(offPolicy) == 0 {
 		return UpdateStats{}, &BatchError{Reason: "empty batch"}
