@@ -11,11 +11,12 @@ import (
 	"github.com/rspo-dev/rspo/schemas"
 )
 
-// benchUpdate measures one update of B = 16 tasks × N = 8 rollouts on one
-// core (run with -cpu 1) with the default policy and the given config.
+// benchUpdate measures one update of B = 16 tasks × N = 8 rollouts with the
+// default policy and the given config, on one core (GOMAXPROCS is set to
+// cfg.Workers, default 1).
 func benchUpdate(b *testing.B, batch []*schemas.Trajectory, cfg Config) {
 	b.Helper()
-	prev := runtime.GOMAXPROCS(1)
+	prev := runtime.GOMAXPROCS(max(cfg.Workers, 1))
 	defer runtime.GOMAXPROCS(prev)
 	p, err := policy.New(policy.Config{})
 	if err != nil {
@@ -61,6 +62,7 @@ func BenchmarkUpdate(b *testing.B) {
 			{"grpo", Config{}},
 			{"ppo", Config{Algo: PPO}},
 			{"grpo-4epochs", Config{Epochs: 4}},
+			{"grpo-2workers", Config{Workers: 2}},
 		} {
 			b.Run(preset+"/"+c.name, func(b *testing.B) { benchUpdate(b, batch, c.cfg) })
 		}

@@ -103,6 +103,11 @@ type Config struct {
 	Swap SwapConfig
 	// Seed drives minibatch shuffling and swap partners. Default 1.
 	Seed int64
+	// Workers is how many goroutines share an update's featurising and
+	// forward/backward passes. Default 1. Results are deterministic for a
+	// given Workers; different counts sum gradients in a different order
+	// (differences of rounding only).
+	Workers int
 }
 
 // Sentinel values for fields whose zero means "default".
@@ -158,6 +163,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
+	}
+	if c.Workers == 0 {
+		c.Workers = 1
 	}
 	c.Swap = c.Swap.withDefaults()
 	return c
@@ -225,6 +233,9 @@ func (c Config) Validate() error {
 	}
 	if !in(c.StepWeight, 0, 1e3) {
 		bad("StepWeight", "%v not in [0, 1000]", c.StepWeight)
+	}
+	if c.Workers < 1 || c.Workers > 256 {
+		bad("Workers", "%d not in 1..256", c.Workers)
 	}
 	errs = append(errs, c.Swap.validate())
 	return errors.Join(errs...)

@@ -50,6 +50,11 @@ func chunk(idx []int, b, m int) []int {
 // accum gathers per-step figures across minibatches and epochs.
 type accum struct{ on, off stepStats }
 
+func (a *accum) merge(o *accum) {
+	a.on.merge(&o.on)
+	a.off.merge(&o.off)
+}
+
 func (a *accum) stats() UpdateStats {
 	return UpdateStats{
 		RatioMeanOn: a.on.ratio.mean(), RatioMeanOff: a.off.ratio.mean(), CMeanOff: a.off.c.mean(),
@@ -66,7 +71,9 @@ func (a *accum) stats() UpdateStats {
 //	loss = −[(1−α)·mean_on J_t + α·mean_off J_t] + c_V·mean_on ½(V−target)²
 //	J_t  = surrogate_t − β·KL_t + c_H·H_t
 //
-// With only one kind of data present, its mean has weight 1.
+// With only one kind of data present, its mean has weight 1. With several
+// workers each takes a contiguous share of the trajectories into its own
+// gradient, and the shares are summed in worker order.
 func (t *Trainer) accumulate(samples []*sample, on, off []int, g *policy.Grads, acc *accum) (loss, vloss float64) {
 	nOn, nOff := countSteps(samples, on), countSteps(samples, off)
 	wOn, wOff := 1/float64(max(nOn, 1)), 1/float64(max(nOff, 1))
@@ -74,19 +81,56 @@ func (t *Trainer) accumulate(samples []*sample, on, off []int, g *policy.Grads, 
 		wOn *= 1 - t.cfg.Alpha
 		wOff *= t.cfg.Alpha
 	}
+	mb := minibatch{samples: samples, wOn: wOn, wOff: wOff, nOn: nOn}
+	if len(t.work) <= 1 {
+		return t.sweep(mb, on, off, g, acc)
+	}
+	results := make([][2]float64, len(t.work))
+	t.parallel(func(w int) {
+		wk := t.work[w]
+		wk.acc = accum{}
+		var wg *policy.Grads
+		if g != nil {
+			wk.g.Zero()
+			wg = wk.g
+		}
+		k := len(t.work)
+		l, vl := t.sweep(mb, chunk(on, w, k), chunk(off, w, k), wg, &wk.acc)
+		results[w] = [2]float64{l, vl}
+	})
+	for w, wk := range t.work {
+		if g != nil {
+			_ = g.Add(wk.g) // shapes match by construction
+		}
+		acc.merge(&wk.acc)
+		loss += results[w][0]
+		vloss += results[w][1]
+	}
+	return loss, vloss
+}
+
+// minibatch carries what every step of a minibatch is weighted by.
+type minibatch struct {
+	samples   []*sample
+	wOn, wOff float64
+	nOn       int
+}
+
+// sweep runs forward and backward over the given on- and off-policy samples.
+func (t *Trainer) sweep(mb minibatch, on, off []int, g *policy.Grads, acc *accum) (loss, vloss float64) {
 	var ps policy.Pass
 	var d []float64
 	for k, idx := range [][]int{on, off} {
-		w, st := wOn, &acc.on
+		w, st := mb.wOn, &acc.on
 		if k == 1 {
-			w, st = wOff, &acc.off
+			w, st = mb.wOff, &acc.off
 		}
 		for _, i := range idx {
-			s := samples[i]
+			s := mb.samples[i]
 			for j, f := range s.feats {
 				t.pol.Forward(f, &ps)
 				d = resize(d, len(ps.LogProbs))
-				l, dv, vl := t.stepLoss(s, j, &ps, w, nOn, d, st)
+				l, dv, vl := t.stepLoss(s, j, &ps, w, mb.nOn, d, st)
 				loss += l
 				vloss += vl
 				if g != nil {

@@ -105,3 +105,11 @@ func (m *moments) meanStd() (float64, float64) {
 type stepStats struct {
 	ratio, clip, kl, entropy, c running
 }
+
+func (s *stepStats) merge(o *stepStats) {
+	for i, r := range []*running{&s.ratio, &s.clip, &s.kl, &s.entropy, &s.c} {
+		q := []*running{&o.ratio, &o.clip, &o.kl, &o.entropy, &o.c}[i]
+		r.sum += q.sum
+		r.n += q.n
+	}
+}

@@ -15,7 +15,7 @@ type Trainer struct {
 	ref     *policy.Policy
 	opt     *policy.Adam
 	grads   *policy.Grads
-	fz      *policy.Featurizer
+	work    []*worker
 	src     *rand.PCG
 	rng     *rand.Rand
 	updates int64
@@ -35,7 +35,7 @@ func New(p *policy.Policy, cfg Config) (*Trainer, error) {
 	}
 	src := rand.NewPCG(uint64(cfg.Seed), 0x7261696e)
 	return &Trainer{
-		cfg: cfg, pol: p, ref: p.Clone(), opt: opt, grads: p.NewGrads(), fz: p.NewFeaturizer(),
+		cfg: cfg, pol: p, ref: p.Clone(), opt: opt, grads: p.NewGrads(), work: newWorkers(p, cfg.Workers),
 		src: src, rng: rand.New(src),
 	}, nil
 }
@@ -96,16 +96,18 @@ func (t *Trainer) Update(onPolicy, offPolicy []*schemas.Trajectory) (UpdateStats
 	return st, nil
 }
 
-// prepare validates and featurises every trajectory.
+// prepare validates and featurises every trajectory; the first bad one
+// (in batch order) is reported.
 func (t *Trainer) prepare(on, off []*schemas.Trajectory) ([]*sample, error) {
-	samples := make([]*sample, 0, len(on)+len(off))
-	for k, list := range [][]*schemas.Trajectory{on, off} {
-		for _, tr := range list {
-			s, err := newSample(tr, k == 1, t.cfg.Rewards, t.fz)
-			if err != nil {
-				return nil, err
-			}
-			samples = append(samples, s)
+	all := append(append(make([]*schemas.Trajectory, 0, len(on)+len(off)), on...), off...)
+	samples := make([]*sample, len(all))
+	errs := make([]error, len(all))
+	t.eachSample(len(all), func(w, i int) {
+		samples[i], errs[i] = newSample(all[i], i >= len(on), t.cfg.Rewards, t.work[w].fz)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return samples, nil
@@ -115,24 +117,26 @@ func (t *Trainer) prepare(on, off []*schemas.Trajectory) ([]*sample, error) {
 // as it is before the update (π_old) where needed: V_old for PPO, log π_old
 // for off-policy steps.
 func (t *Trainer) oldPass(samples []*sample) {
+	t.eachSample(len(samples), func(_, k int) { t.oldPassOne(samples[k]) })
+}
+
+func (t *Trainer) oldPassOne(s *sample) {
 	var ps, rs policy.Pass
-	for _, s := range samples {
-		n := len(s.feats)
-		s.values, s.refLogP = make([]float64, n), make([][]float64, n)
-		if s.off {
-			s.oldLogP = make([]float64, n)
-		}
-		needOld := s.off || t.cfg.Algo == PPO
-		for i, f := range s.feats {
-			if needOld {
-				t.pol.Forward(f, &ps)
-				s.values[i] = ps.Value
-				if s.off {
-					s.oldLogP[i] = ps.LogProbs[s.t.Steps[i].ActionIndex]
-				}
+	n := len(s.feats)
+	s.values, s.refLogP = make([]float64, n), make([][]float64, n)
+	if s.off {
+		s.oldLogP = make([]float64, n)
+	}
+	needOld := s.off || t.cfg.Algo == PPO
+	for i, f := range s.feats {
+		if needOld {
+			t.pol.Forward(f, &ps)
+			s.values[i] = ps.Value
+			if s.off {
+				s.oldLogP[i] = ps.LogProbs[s.t.Steps[i].ActionIndex]
 			}
-			t.ref.Forward(f, &rs)
-			s.refLogP[i] = append([]float64(nil), rs.LogProbs...)
 		}
+		t.ref.Forward(f, &rs)
+		s.refLogP[i] = append([]float64(nil), rs.LogProbs...)
 	}
 }

@@ -258,3 +258,35 @@ func TestGiGPOStepAdvantages(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkers: sharing an update over goroutines gives the same update up
+// to rounding, and is itself deterministic.
+func TestWorkers(t *testing.T) {
+	env, tasks := courierTasks(t, 4, 13)
+	on := collect(t, env, tasks, smallPolicy(t, 7), 6, 1, schemas.SourceOnPolicy)
+	off := collect(t, env, tasks[:2], smallPolicy(t, 8), 3, 2, schemas.SourceExplore)
+	run := func(workers int) (*policy.Policy, UpdateStats) {
+		p := smallPolicy(t, 7)
+		st, err := newTrainer(t, p, Config{Algo: PPO, Workers: workers, Epochs: 2, MiniBatches: 2}).Update(on, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, st
+	}
+	one, st1 := run(1)
+	three, st3 := run(3)
+	again, _ := run(3)
+	b3, _ := three.MarshalBinary()
+	bAgain, _ := again.MarshalBinary()
+	if string(b3) != string(bAgain) {
+		t.Fatal("two runs with 3 workers differ")
+	}
+	for i := range one.NumParams() {
+		if a, b := one.Param(i), three.Param(i); math.Abs(a-b) > 1e-9*max(1, math.Abs(a)) {
+			t.Fatalf("param %d: 1 worker %v, 3 workers %v", i, a, b)
+		}
+	}
+	if math.Abs(st1.Loss-st3.Loss) > 1e-9 || st1.OnSteps != st3.OnSteps || math.Abs(st1.KLOff-st3.KLOff) > 1e-9 {
+		t.Fatalf("stats differ: %+v vs %+v", st1, st3)
+	}
+}

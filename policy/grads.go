@@ -80,3 +80,25 @@ func (g *Grads) Dot(o *Grads) float64 {
 
 // At returns component i of the gradient, in the order of Policy.Param.
 func (g *Grads) At(i int) float64 { return g.data[i] }
+
+// Add adds o to g. It returns ErrShape if their shapes differ. Summing
+// per-goroutine gradients with Add in a fixed order keeps a parallel
+// computation deterministic.
+func (g *Grads) Add(o *Grads) error {
+	if g.lay != o.lay {
+		return ErrShape
+	}
+	l := &g.lay
+	for _, r := range o.rows.list {
+		g.rows.add(r)
+		dst, src := g.data[l.emb(r):l.emb(r)+l.row], o.data[l.emb(r):l.emb(r)+l.row]
+		for i, v := range src {
+			dst[i] += v
+		}
+	}
+	dst, src := g.data[l.sparse:], o.data[l.sparse:]
+	for i, v := range src {
+		dst[i] += v
+	}
+	return nil
+}

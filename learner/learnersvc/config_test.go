@@ -1,0 +1,56 @@
+package learnersvc
+
+import (
+	"strings"
+	"testing"
+
+	_ "github.com/rspo-dev/rspo/envs/household"
+	"github.com/rspo-dev/rspo/learner"
+)
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{Run: "r1"}
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		want string // "" means valid
+	}{
+		{name: "defaults", mod: func(*Config) {}},
+		{name: "bad run name", mod: func(c *Config) { c.Run = "a.b" }, want: "run"},
+		{name: "unknown env", mod: func(c *Config) { c.Env = "zoo" }, want: "unknown environment"},
+		{name: "rspo with dense-only", mod: func(c *Config) { c.RSPO, c.DenseOnly = true, true }, want: "excludes RSPO"},
+		{name: "alpha leaves no buffer record", mod: func(c *Config) { c.RSPO, c.Tasks, c.GroupSize = true, 1, 1 }, want: "no buffer record"},
+		{name: "alpha leaves no on-policy task", mod: func(c *Config) { c.RSPO, c.Tasks, c.Trainer.Alpha = true, 1, 0.9 }, want: "no on-policy task"},
+		{name: "unknown explorer", mod: func(c *Config) { c.Explorer = "psychic" }, want: "explorer mode"},
+		{name: "collect 0 without swap-all", mod: func(c *Config) { c.ExploreCollect, c.ExploreCollectSet = 0, true }, want: "explore collect"},
+		{name: "collect 0 with swap-all", mod: func(c *Config) { c.ExploreCollect, c.ExploreCollectSet, c.SwapAll = 0, true, true }},
+		{name: "bad trainer", mod: func(c *Config) { c.Trainer.Algo = "sarsa" }, want: "sarsa"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ok
+			tt.mod(&c)
+			err := c.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("got %v, want a valid config", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v, want an error mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestBatchSplitFollowsAlpha(t *testing.T) {
+	c := Config{Run: "r", RSPO: true, Tasks: 16, GroupSize: 8, Trainer: learner.Config{Alpha: 0.125}}.WithDefaults()
+	if got, want := c.onTasks(), 14; got != want {
+		t.Errorf("on-policy tasks: got %d, want %d ((1-α)·B)", got, want)
+	}
+	if got, want := c.offCount(), 16; got != want {
+		t.Errorf("buffer records: got %d, want %d (α·B·N)", got, want)
+	}
+	c.RSPO = false
+	if c.onTasks() != 16 || c.offCount() != 0 {
+		t.Errorf("without RSPO: %d on-policy tasks, %d buffer records; want 16 and 0", c.onTasks(), c.offCount())
+	}
+}
