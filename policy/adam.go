@@ -101,6 +101,6 @@ func (o *Adam) update(params, grad []float64, from, to int, lr float64) {
 	for i, gi := range gr {
 		m[i] = c.Beta1*m[i] + (1-c.Beta1)*gi
 		v[i] = c.Beta2*v[i] + (1-c.Beta2)*gi*gi
-		w[i] -= lr * m[i] / (math.Sqrt(v[i]) + c.Eps)
+		w[i] = round32(w[i] - lr*m[i]/(math.Sqrt(v[i])+c.Eps))
 	}
 }

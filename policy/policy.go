@@ -46,7 +46,16 @@ func initParams(cfg Config, lay layout, params []float64) {
 	}
 	gauss(rng, params[lay.w1:lay.w1+lay.h*lay.in], 1/math.Sqrt(float64(lay.in)))
 	gauss(rng, params[lay.wv:lay.wv+lay.h*lay.d], 1/(cfg.InitScale*math.Sqrt(float64(lay.d))))
+	for i, v := range params {
+		params[i] = round32(v)
+	}
 }
+
+// round32 rounds v to the nearest float32. Parameters are kept
+// float32-representable (at initialisation and after every optimiser step)
+// so that snapshots store 4 bytes a value and still round-trip exactly; the
+// arithmetic stays float64.
+func round32(v float64) float64 { return float64(float32(v)) }
 
 func gauss(rng *rand.Rand, v []float64, sd float64) {
 	for i := range v {
@@ -107,7 +116,8 @@ func (p *Policy) CopyFrom(src *Policy) error {
 func (p *Policy) Param(i int) float64 { return p.params[i] }
 
 // SetParam sets parameter i of the flat parameter vector, keeping the
-// snapshot bookkeeping right (for gradient checks and diagnostics).
+// snapshot bookkeeping right (for gradient checks and diagnostics). The
+// value is not rounded: a snapshot stores it to float32 precision.
 func (p *Policy) SetParam(i int, v float64) {
 	if i < p.lay.sparse {
 		p.touched.add(int32(i / p.lay.row))

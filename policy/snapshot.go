@@ -16,16 +16,17 @@ import (
 //	config       Buckets, EmbedDim, Hidden, History, NumFlags as uint32;
 //	             Temperature float64; Seed int64; InitScale float64
 //	version      int64    policy version
-//	rows         uint32 n, then n × (row uint32 ascending, D+2 float64)
-//	dense        uint32 n, then n float64
+//	rows         uint32 n, then n × (row uint32 ascending, D+2 float32)
+//	dense        uint32 n, then n float32
 //	checksum     uint32   CRC-32C of everything before it
 //
 // Feature rows that never received a gradient equal their seeded
 // initialisation and are not stored, which keeps a snapshot to the rows
-// a run actually used.
+// a run actually used. Parameters are stored as float32: training keeps
+// them float32-representable, so a snapshot reproduces the policy exactly.
 const (
 	snapshotMagic  = "RSPOPOL\x00"
-	snapshotFormat = 1
+	snapshotFormat = 2
 	// featureVersion changes whenever the feature extraction changes, so a
 	// snapshot is never read with features it was not trained on.
 	featureVersion = 5
@@ -40,7 +41,7 @@ func (p *Policy) MarshalBinary() ([]byte, error) {
 	rows := slices.Clone(p.touched.list)
 	slices.Sort(rows)
 	dense := p.params[l.sparse:]
-	b := make([]byte, 0, headerSize+8+len(rows)*(4+8*l.row)+8*len(dense)+4)
+	b := make([]byte, 0, headerSize+8+len(rows)*(4+4*l.row)+4*len(dense)+4)
 	b = append(b, snapshotMagic...)
 	b = binary.LittleEndian.AppendUint16(b, snapshotFormat)
 	b = binary.LittleEndian.AppendUint16(b, featureVersion)
@@ -54,11 +55,18 @@ func (p *Policy) MarshalBinary() ([]byte, error) {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(rows)))
 	for _, r := range rows {
 		b = binary.LittleEndian.AppendUint32(b, uint32(r))
-		b = appendFloats(b, p.params[l.emb(r):l.emb(r)+l.row])
+		b = appendFloat32s(b, p.params[l.emb(r):l.emb(r)+l.row])
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(dense)))
-	b = appendFloats(b, dense)
+	b = appendFloat32s(b, dense)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+}
+
+func appendFloat32s(b []byte, v []float64) []byte {
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
+	}
+	return b
 }
 
 func appendFloats(b []byte, v []float64) []byte {
@@ -135,7 +143,7 @@ func decodeHeader(r *reader) (*Policy, error) {
 func (p *Policy) decodeParams(r *reader) error {
 	l := &p.lay
 	n := int(r.u32())
-	if n > l.buckets || r.left() < n*(4+8*l.row) {
+	if n > l.buckets || r.left() < n*(4+4*l.row) {
 		return &SnapshotError{Reason: fmt.Sprintf("%d rows do not fit (%d buckets, %d bytes left)", n, l.buckets, r.left())}
 	}
 	prev := int64(-1)
@@ -146,13 +154,17 @@ func (p *Policy) decodeParams(r *reader) error {
 		}
 		prev = row
 		p.touched.add(int32(row))
-		r.floats(p.params[l.emb(int32(row)) : l.emb(int32(row))+l.row])
+		if !r.float32s(p.params[l.emb(int32(row)) : l.emb(int32(row))+l.row]) {
+			return &SnapshotError{Reason: fmt.Sprintf("row %d holds a non-finite parameter", row)}
+		}
 	}
 	dense := p.params[l.sparse:]
-	if d := int(r.u32()); d != len(dense) || r.left() != 8*d {
+	if d := int(r.u32()); d != len(dense) || r.left() != 4*d {
 		return &SnapshotError{Reason: fmt.Sprintf("dense part: %d values, %d bytes, want %d values", d, r.left(), len(dense))}
 	}
-	r.floats(dense)
+	if !r.float32s(dense) {
+		return &SnapshotError{Reason: "a dense parameter is not finite"}
+	}
 	return nil
 }
 
@@ -176,6 +188,16 @@ func (r *reader) u16() uint16  { return binary.LittleEndian.Uint16(r.take(2)) }
 func (r *reader) u32() uint32  { return binary.LittleEndian.Uint32(r.take(4)) }
 func (r *reader) u64() uint64  { return binary.LittleEndian.Uint64(r.take(8)) }
 func (r *reader) f64() float64 { return math.Float64frombits(r.u64()) }
+
+// float32s reads len(dst) float32 values and reports whether all are finite.
+func (r *reader) float32s(dst []float64) bool {
+	ok := true
+	for i := range dst {
+		dst[i] = float64(math.Float32frombits(r.u32()))
+		ok = ok && !math.IsNaN(dst[i]) && !math.IsInf(dst[i], 0)
+	}
+	return ok
+}
 
 func (r *reader) floats(dst []float64) {
 	for i := range dst {

@@ -71,7 +71,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 func TestSnapshotIsSparse(t *testing.T) {
 	p := newTestPolicy(t, Config{})
 	b, _ := p.MarshalBinary()
-	dense := 8 * (p.lay.total - p.lay.sparse)
+	dense := 4 * (p.lay.total - p.lay.sparse)
 	if len(b) > dense+200 {
 		t.Fatalf("fresh policy snapshot is %d bytes, want about the dense part (%d)", len(b), dense)
 	}
@@ -99,6 +99,10 @@ func TestSnapshotErrors(t *testing.T) {
 		{name: "other format", in: edit(func(b []byte) []byte { b[8] = 9; return reseal(b) }), want: ErrSnapshotVersion},
 		{name: "other features", in: edit(func(b []byte) []byte { b[10] = 9; return reseal(b) }), want: ErrSnapshotVersion},
 		{name: "bad config", in: edit(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[12:], 3); return reseal(b) }), want: ErrConfig},
+		{name: "NaN parameter", in: edit(func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[len(b)-8:], 0x7fc00000)
+			return reseal(b)
+		}), want: ErrSnapshot},
 		{name: "trailing bytes", in: reseal(append(append([]byte(nil), good[:len(good)-4]...), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), want: ErrSnapshot},
 	}
 	for _, tt := range tests {
