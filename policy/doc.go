@@ -4,11 +4,15 @@
 //
 // A State (instruction, observation, earlier turns, admissible actions) is
 // turned into hashed sparse features: words and bigrams of the instruction,
-// the observation and the recent actions on the state side; words, bigrams,
-// instruction×action word crossings and the previous verb×action crossings on
-// the action side; and a few environment-agnostic match flags computed from
-// the text (the action names a goal word, its target was already visited, it
-// repeats the previous action, ...). Every hashed feature has a learned
+// the observation and the recent actions, and the words of every earlier
+// action, on the state side; on the action side its words and bigrams, the
+// words of the observation text about its object ("click[b0x1]" → that
+// product's line), and its crossings with the instruction's words, the
+// previous verb and every verb used so far (so "heat" in the goal can learn
+// to prefer "microwave", and "take" then "clean" to prefer "put"); and a
+// few environment-agnostic match flags computed from the text (the action's
+// object is the goal object, its target was already visited, it repeats the
+// previous action, ...). Every hashed feature has a learned
 // linear weight; the state features and the action's own text (not the
 // crossings) also feed learned embeddings, which with the flags go through a
 // small MLP. An action's score is the MLP output plus its linear weights; a

@@ -65,19 +65,6 @@ func (g *Grads) each(fn func([]float64)) {
 	fn(g.data[l.sparse:])
 }
 
-// Dot is the inner product of two gradients of the same shape (for tests
-// and diagnostics).
-func (g *Grads) Dot(o *Grads) float64 {
-	s := 0.0
-	l := &g.lay
-	for _, r := range g.rows.list {
-		if o.rows.has(r) {
-			s += dot(g.data[l.emb(r):l.emb(r)+l.row], o.data[l.emb(r):l.emb(r)+l.row])
-		}
-	}
-	return s + dot(g.data[l.sparse:], o.data[l.sparse:])
-}
-
 // At returns component i of the gradient, in the order of Policy.Param.
 func (g *Grads) At(i int) float64 { return g.data[i] }
 
