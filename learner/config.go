@@ -39,9 +39,10 @@ type Fallback string
 
 // The fallbacks.
 const (
-	// FallbackBatch normalises it against all on-policy returns of the
-	// batch (or, with none, against all off-policy returns): a swapped-in
-	// success still counts against the batch's failures.
+	// FallbackBatch normalises it together with all on-policy returns of
+	// the batch, so a swapped-in success still counts against the batch's
+	// failures; with no on-policy data at all, a task's off-policy
+	// trajectories are normalised among themselves.
 	FallbackBatch Fallback = "batch"
 	// FallbackDrop gives it advantage 0: only its KL term remains.
 	FallbackDrop Fallback = "drop"
