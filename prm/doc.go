@@ -6,7 +6,9 @@
 //
 // The package is a pure core: it knows trajectories (package schemas) but
 // nothing of NATS. The scoring service, publishing to the object store and
-// training from a run's recorded streams live in prm/prmsvc.
+// training from a run's recorded streams live in prm/prmsvc; files of
+// trajectories for offline training in prm/trajfile; synthetic test
+// trajectories in prm/prmtest.
 //
 // The pieces:
 //

@@ -69,7 +69,8 @@ const MaxFeatureDim = 1 << 14
 // HashProjection is the default frozen featurizer. Each step's text is cut
 // into lower-case words; hashed features are formed per field (action,
 // observation, instruction words and n-grams) and across fields (action
-// word × instruction word, action words found in the instruction, action
+// word × instruction word, action words found in the instruction, the
+// action verb with how many of its words the instruction names, action
 // verb × observation word). Each hashed feature stands for a seeded sparse
 // pseudo-random ±1 vector; h_t is their sum, each feature group scaled to
 // unit weight, so no projection matrix is ever stored.
@@ -124,6 +125,7 @@ const (
 	tagCross
 	tagMatch
 	tagVerbObs
+	tagMatchCount
 	numTags
 )
 
@@ -188,7 +190,7 @@ func (h *HashProjection) collect(s *tokenScratch) {
 	}
 	if len(s.action) > 0 {
 		verb := s.action[0]
-		g[tagMatch] = append(g[tagMatch], mix(mix(tagMatch+numTags, verb), matches))
+		g[tagMatchCount] = append(g[tagMatchCount], mix(mix(tagMatchCount, verb), matches))
 		for _, o := range s.obs {
 			g[tagVerbObs] = append(g[tagVerbObs], mix(mix(tagVerbObs, verb), o))
 		}

@@ -11,7 +11,7 @@ import (
 
 // ModelConfig shapes a new model. The zero value gives the defaults.
 type ModelConfig struct {
-	// Hidden is the width of the MLP's hidden layer. Default 64.
+	// Hidden is the width of the MLP's hidden layer. Default 16.
 	Hidden int
 	// Seed fixes the initial weights; 0 is a valid seed.
 	Seed uint64
@@ -22,7 +22,7 @@ const MaxHidden = 4096
 
 func (c ModelConfig) withDefaults() ModelConfig {
 	if c.Hidden == 0 {
-		c.Hidden = 64
+		c.Hidden = 16
 	}
 	return c
 }

@@ -36,11 +36,12 @@ type TrainConfig struct {
 	LearningRate float64
 	// BatchSize is the number of trajectories per Adam step. Default 32.
 	BatchSize int
-	// MaxEpochs bounds training. Default 200.
+	// MaxEpochs bounds training. Default 500.
 	MaxEpochs int
 	// Patience is how many epochs without a held-out improvement end
-	// training (early stopping); the best epoch's weights are kept.
-	// Default 10.
+	// training (early stopping); the best epoch's weights are kept. The
+	// held-out loss often plateaus for a while before the model finds the
+	// decisive steps, so it should not be small. Default 20.
 	Patience int
 	// HoldoutFraction of the trajectories (stratified by success) is held
 	// out for early stopping and the report. Default 0.2; at most 0.5.
@@ -71,10 +72,10 @@ func (c TrainConfig) withDefaults() TrainConfig {
 		c.BatchSize = 32
 	}
 	if c.MaxEpochs == 0 {
-		c.MaxEpochs = 200
+		c.MaxEpochs = 500
 	}
 	if c.Patience == 0 {
-		c.Patience = 10
+		c.Patience = 20
 	}
 	if c.HoldoutFraction == 0 {
 		c.HoldoutFraction = 0.2

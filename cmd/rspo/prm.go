@@ -164,10 +164,10 @@ type prmTrainFlags struct {
 
 func (f *prmTrainFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the hashed projection (default 256)")
-	fs.IntVar(&f.hidden, "hidden", 0, "hidden width of the MLP head (default 64)")
+	fs.IntVar(&f.hidden, "hidden", 0, "hidden width of the MLP head (default 16)")
 	fs.IntVar(&f.batch, "batch", 0, "trajectories per Adam step (default 32)")
-	fs.IntVar(&f.epochs, "epochs", 0, "most epochs (default 200)")
-	fs.IntVar(&f.patience, "patience", 0, "stop after this many epochs without held-out improvement (default 10)")
+	fs.IntVar(&f.epochs, "epochs", 0, "most epochs (default 500)")
+	fs.IntVar(&f.patience, "patience", 0, "stop after this many epochs without held-out improvement (default 20)")
 	fs.Float64Var(&f.lr, "lr", 0, "Adam learning rate (default 3e-3)")
 	fs.Float64Var(&f.holdout, "holdout", 0, "held-out fraction, stratified by success (default 0.2)")
 	fs.Float64Var(&f.weightDecay, "weight-decay", 0, "decoupled weight decay per step (default 0)")
