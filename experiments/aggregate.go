@@ -13,9 +13,14 @@ type SuiteResult struct {
 	Name  string `json:"suite"`
 	Quick bool   `json:"quick"`
 	// Budget is the compute-fair x: the fewest environment steps any
-	// compared run spent by its last evaluation. Figures "success@budget"
-	// and "success@half_budget" are read off each run's eval curve there.
+	// compared run spent by its last evaluation; "success@budget" is read
+	// off each run's eval curve there.
 	Budget float64 `json:"budget_env_steps"`
+	// Early is the earliest environment-step count at which every compared
+	// run had evaluated (the most steps any spent by its first
+	// evaluation), where "success@early" is read; 0 if it is not below
+	// Budget.
+	Early float64 `json:"early_env_steps"`
 	// EvalUpdates are the learner updates at which every run evaluated.
 	EvalUpdates []int64 `json:"eval_updates"`
 	// RepeatAt are the three updates at which repeated visits are read
@@ -89,6 +94,7 @@ func (res *SuiteResult) frame() {
 			minUpdates = min(minUpdates, run.Summary.Updates)
 			if ev := run.Series["eval::success_rate"]; len(ev) > 0 && !vr.Source {
 				res.Budget = min(res.Budget, ev[len(ev)-1].EnvSteps)
+				res.Early = max(res.Early, ev[0].EnvSteps)
 			}
 		}
 	}
@@ -100,6 +106,9 @@ func (res *SuiteResult) frame() {
 	sort.Slice(res.EvalUpdates, func(a, b int) bool { return res.EvalUpdates[a] < res.EvalUpdates[b] })
 	if math.IsInf(res.Budget, 1) {
 		res.Budget = 0
+	}
+	if res.Early >= res.Budget {
+		res.Early = 0
 	}
 	if runs > 0 {
 		res.RepeatAt = [3]int64{max(1, minUpdates/6), minUpdates / 2, minUpdates - minUpdates/6}
@@ -144,7 +153,7 @@ func runFigures(run RunResult, res *SuiteResult) []figure {
 		{"final_success", last(ev)},
 		{"final_score", last(s["eval::score"])},
 		{"success@budget", interpolate(ev, res.Budget, bySteps)},
-		{"success@half_budget", interpolate(ev, res.Budget/2, bySteps)},
+		{"success@early", interpolate(ev, res.Early, bySteps)},
 		{"stuck", boolFigure(maxValue(ev) <= 0 && maxValue(s["update:success_rate"]) <= 0)},
 		{"prm_auc_first", first(s["prm:heldout_auc"])},
 		{"prm_auc_last", last(s["prm:heldout_auc"])},

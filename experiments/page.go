@@ -126,14 +126,14 @@ func header(b *bytes.Buffer, cells ...string) {
 }
 
 func writeMainTable(b *bytes.Buffer, res *SuiteResult) {
-	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"@ E\" reads each run's eval curve at E environment steps, explorer steps counted; E = %.0f is the fewest steps any compared run spent).\n\n", res.Budget)
+	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"@ E\" reads each run's eval curve at E environment steps, explorer steps counted: E = %.0f is the fewest steps any compared run spent by its last evaluation, E₀ = %.0f the most any spent by its first).\n\n", res.Budget, res.Early)
 	cols := []string{"variant", "seeds", "final success", "final score"}
 	mid := int64(-1)
 	if n := len(res.EvalUpdates); n > 1 {
 		mid = res.EvalUpdates[(n-1)/2]
 		cols = append(cols, fmt.Sprintf("@ update %d", mid))
 	}
-	cols = append(cols, fmt.Sprintf("@ E/2 = %.0f steps", res.Budget/2), fmt.Sprintf("@ E = %.0f steps", res.Budget),
+	cols = append(cols, fmt.Sprintf("@ E₀ = %.0f steps", res.Early), fmt.Sprintf("@ E = %.0f steps", res.Budget),
 		"seeds stuck at 0", "env steps / update", "wall s", "peak MiB")
 	header(b, cols...)
 	for _, v := range res.Variants {
@@ -142,7 +142,7 @@ func writeMainTable(b *bytes.Buffer, res *SuiteResult) {
 			cells = append(cells, v.Figure(fmt.Sprintf("success@u%d", mid)).String())
 		}
 		stuck := v.Figure("stuck")
-		cells = append(cells, v.Figure("success@half_budget").String(), v.Figure("success@budget").String(),
+		cells = append(cells, v.Figure("success@early").String(), v.Figure("success@budget").String(),
 			fmt.Sprintf("%.0f/%d", stuck.Mean*float64(stuck.N), stuck.N),
 			v.Figure("env_steps_per_update").Format(0), v.Figure("wall_s").Format(0), v.Figure("peak_mib").Format(0))
 		row(b, cells...)

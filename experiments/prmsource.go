@@ -41,6 +41,7 @@ func (r *Runner) ensurePRM(ctx context.Context, s *Suite, name string) (string, 
 		}
 		trajs = append(trajs, got...)
 	}
+	trajs = evenlySpaced(trajs, src.MaxTrajectories)
 	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{})
 	if err != nil {
 		return "", fmt.Errorf("experiments: prm source %s (%d trajectories): %w", name, len(trajs), err)
@@ -76,4 +77,17 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// evenlySpaced returns n elements of xs spread evenly over it, or xs when
+// n is 0 or xs is not longer.
+func evenlySpaced[T any](xs []T, n int) []T {
+	if n <= 0 || len(xs) <= n {
+		return xs
+	}
+	out := make([]T, n)
+	for i := range out {
+		out[i] = xs[i*len(xs)/n]
+	}
+	return out
 }

@@ -63,6 +63,10 @@ type PRMSource struct {
 	Variants []string `json:"variants"`
 	// Note says in a few words what knowledge the PRM carries.
 	Note string `json:"note,omitempty"`
+	// MaxTrajectories bounds the training set: when the sources recorded
+	// more, an evenly spaced subset of this size is used (early and late
+	// trajectories alike). Default 0: all of them.
+	MaxTrajectories int `json:"max_trajectories,omitempty"`
 }
 
 // QuickOverride shrinks a suite to finish in minutes.
