@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -27,6 +28,8 @@ type SuiteResult struct {
 	// (each the mean of a window of updates around it).
 	RepeatAt [3]int64         `json:"repeat_at"`
 	Variants []*VariantResult `json:"variants"`
+	// PRMs reports the PRMs trained on other runs (prm_sources).
+	PRMs []PRMReport `json:"prm_sources,omitempty"`
 }
 
 // VariantResult is one variant over its seeds.
@@ -48,7 +51,8 @@ func (v *VariantResult) Figure(name string) MeanSD { return v.Figures[name] }
 // Aggregate reads the finished runs of a suite and computes its figures.
 // Runs not finished yet are left out (the figure's N says how many seeds
 // it holds).
-func (r *Runner) Aggregate(s *Suite) (*SuiteResult, error) {
+// PRM sources are scored on their target runs (see EvaluatePRMs).
+func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) {
 	jobs, err := s.Jobs(r.Quick)
 	if err != nil {
 		return nil, err
@@ -76,7 +80,8 @@ func (r *Runner) Aggregate(s *Suite) (*SuiteResult, error) {
 	for _, vr := range res.Variants {
 		vr.compute(res)
 	}
-	return res, nil
+	res.PRMs, err = r.EvaluatePRMs(ctx, s)
+	return res, err
 }
 
 // frame fixes the common axes: the eval updates shared by every run, the

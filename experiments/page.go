@@ -85,6 +85,7 @@ func writeSuite(b *bytes.Buffer, res *SuiteResult, assets, out string) error {
 	writeTypeTable(b, res)
 	writeSignalTable(b, res)
 	writeCompareTable(b, res)
+	writePRMTable(b, res)
 	writePlots(b, res, assets, out)
 	raw := filepath.Join(assets, "runs_"+res.Name+".json")
 	fmt.Fprintf(b, "Per-run figures and curves: [`%s`](%s).\n\n", filepath.Base(raw), rel(out, raw))
@@ -255,4 +256,22 @@ func writePlots(b *bytes.Buffer, res *SuiteResult, assets, out string) {
 			fmt.Fprintf(b, "![%s](%s)\n\n", ps.Title, rel(out, path))
 		}
 	}
+}
+
+func writePRMTable(b *bytes.Buffer, res *SuiteResult) {
+	if len(res.PRMs) == 0 {
+		return
+	}
+	b.WriteString("**PRMs trained on other runs** (AUC of the summed PRM score for success vs failure: on held-out trajectories of the source runs, and on every on-policy trajectory of the target variants' runs).\n\n")
+	header(b, "PRM", "trained on", "trajectories (successes)", "held-out AUC", "target runs", "target AUC", "target mean score success / failure")
+	for _, p := range res.PRMs {
+		target, auc, means := "–", "–", "–"
+		if p.Target != nil {
+			target = fmt.Sprintf("%s (%d trajectories, %d successes)", strings.Join(p.TargetVariants, ", "), p.Target.Trajectories, p.Target.Successes)
+			auc = fmt.Sprintf("%.2f", p.Target.AUC)
+			means = fmt.Sprintf("%.2f / %.2f", p.Target.MeanScoreSuccess, p.Target.MeanScoreFailure)
+		}
+		row(b, p.Name, p.Note, fmt.Sprintf("%d (%d)", p.Trajs, p.Succ), fmt.Sprintf("%.2f", p.AUC), target, auc, means)
+	}
+	b.WriteString("\n")
 }

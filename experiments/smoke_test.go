@@ -33,7 +33,7 @@ func TestSmokeSuite(t *testing.T) {
 	if got := modTime(t, filepath.Join(r.ReportDir(jobs[0]), "summary.json")); !got.Equal(stamp) {
 		t.Errorf("second Run retrained %s: summary rewritten at %v, want kept from %v", jobs[0].RunName(), got, stamp)
 	}
-	res, err := r.Aggregate(s)
+	res, err := r.Aggregate(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}

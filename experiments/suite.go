@@ -67,6 +67,10 @@ type PRMSource struct {
 	// more, an evenly spaced subset of this size is used (early and late
 	// trajectories alike). Default 0: all of them.
 	MaxTrajectories int `json:"max_trajectories,omitempty"`
+	// EvaluateOn lists variants whose recorded on-policy trajectories the
+	// trained PRM is scored on (held-out AUC on the target setting), once
+	// their runs have finished.
+	EvaluateOn []string `json:"evaluate_on,omitempty"`
 }
 
 // QuickOverride shrinks a suite to finish in minutes.
@@ -160,6 +164,13 @@ func (s *Suite) Validate() error {
 				if j, ok := seen[name]; !ok || j >= i {
 					bad("variant %q: prm source variant %q must be listed before it", v.Name, name)
 				}
+			}
+		}
+	}
+	for name, src := range s.PRMSources {
+		for _, v := range append(append([]string(nil), src.Variants...), src.EvaluateOn...) {
+			if _, ok := seen[v]; !ok {
+				bad("prm source %q: unknown variant %q", name, v)
 			}
 		}
 	}

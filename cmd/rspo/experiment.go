@@ -65,7 +65,7 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 	}
 	var results []*experiments.SuiteResult
 	for _, s := range all {
-		res, err := r.Aggregate(s)
+		res, err := r.Aggregate(cmd.Context(), s)
 		if err != nil {
 			return err
 		}
