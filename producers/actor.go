@@ -56,8 +56,9 @@ func (c ActorConfig) Validate() error {
 	return streams.ValidateRun(c.Run)
 }
 
-// ActorDurable is the work-queue consumer every actor of a run shares.
-const ActorDurable = "actors"
+// ActorDurable names the work-queue consumer every actor of run shares.
+// Streams hold every run's subjects, so consumer names carry the run.
+func ActorDurable(run string) string { return "actors-" + run }
 
 // Actor serves rollout requests from the run's work queue: it loads the
 // requested policy version, plays the episodes in parallel and publishes
@@ -85,7 +86,7 @@ func NewActor(js jetstream.JetStream, cfg ActorConfig) (*Actor, error) {
 func (a *Actor) Run(ctx context.Context) error {
 	return streams.Consume(ctx, a.js, streams.ConsumerConfig{
 		Stream:        streams.StreamWork,
-		Durable:       ActorDurable,
+		Durable:       ActorDurable(a.cfg.Run),
 		FilterSubject: streams.Subjects(a.cfg.Run).WorkRollout,
 		Component:     "actor",
 		Batch:         1,

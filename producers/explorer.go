@@ -104,9 +104,9 @@ func (c ExplorerConfig) Validate() error {
 	return c.Trainer.Validate()
 }
 
-// ExplorerDurable is the consumer of cycle.started events shared by a run's
+// ExplorerDurable names the consumer of cycle.started events shared by run's
 // explorers: each cycle is explored by one of them.
-const ExplorerDurable = "explorers"
+func ExplorerDurable(run string) string { return "explorers-" + run }
 
 // Explorer runs RSPO's stage 1 for every cycle.started event: π_B ← π_θ(v);
 // k dense-reward updates of π_B scored by the PRM; the final π_B's rollouts
@@ -132,7 +132,7 @@ func NewExplorer(js jetstream.JetStream, cfg ExplorerConfig) (*Explorer, error) 
 func (x *Explorer) Run(ctx context.Context) error {
 	return streams.Consume(ctx, x.js, streams.ConsumerConfig{
 		Stream:        streams.StreamCtrl,
-		Durable:       ExplorerDurable,
+		Durable:       ExplorerDurable(x.cfg.Run),
 		FilterSubject: streams.Subjects(x.cfg.Run).Ctrl(schemas.EventCycleStarted),
 		Component:     "explorer",
 		Batch:         1,

@@ -230,3 +230,47 @@ func TestExplorerConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Two runs on one server each get their own actors: the work queue's
+// consumers are scoped by run.
+func TestActorsOfTwoRunsShareAServer(t *testing.T) {
+	ctx, js := setup(t)
+	other := "prod2"
+	b, err := streams.GetSnapshot(ctx, js, streams.BucketPolicy, streams.PolicyObject(testRun, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := streams.PutSnapshot(ctx, js, streams.BucketPolicy, streams.PolicyObject(other, 0), b); err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	for _, run := range []string{testRun, other} {
+		a, err := NewActor(js, ActorConfig{Run: run, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go a.Run(rctx)
+		req := rolloutRequest(t)
+		req.Run = run
+		if _, err := streams.PublishRollout(ctx, js, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, run := range []string{testRun, other} {
+		for {
+			var n int
+			err := streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: "traj.onpolicy"}, func(streams.Message) error { n++; return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 6 {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("run %s: %d of 6 trajectories", run, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

@@ -67,8 +67,12 @@ func PublishMetrics(ctx context.Context, js jetstream.JetStream, m schemas.Metri
 	return Publish(ctx, js, Subjects(m.Run).Metrics(m.Component), b, h)
 }
 
+// RolloutID is a rollout request's message id: the request id scoped by the
+// run, since the work stream (and its dedupe window) holds every run's requests.
+func RolloutID(r schemas.RolloutRequest) string { return r.Run + "/work/" + r.ID }
+
 // PublishRollout publishes a rollout request on rspo.<run>.work.rollout with
-// the request id as message id.
+// RolloutID as message id, so publishing it twice queues it once.
 func PublishRollout(ctx context.Context, js jetstream.JetStream, r schemas.RolloutRequest) (*jetstream.PubAck, error) {
 	if err := ValidateRun(r.Run); err != nil {
 		return nil, err
@@ -77,7 +81,7 @@ func PublishRollout(ctx context.Context, js jetstream.JetStream, r schemas.Rollo
 	if err != nil {
 		return nil, fmt.Errorf("streams: encode rollout request %s: %w", r.ID, err)
 	}
-	h := dataHeaders(r.ID, r.Run, r.Cycle, r.PolicyVersion, string(r.Source), ContentTypeJSON)
+	h := dataHeaders(RolloutID(r), r.Run, r.Cycle, r.PolicyVersion, string(r.Source), ContentTypeJSON)
 	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
 	return Publish(ctx, js, Subjects(r.Run).WorkRollout, b, h)
 }

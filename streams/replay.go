@@ -95,6 +95,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, o ReplayOptions, fn fun
 	if err != nil {
 		return fmt.Errorf("streams: replay %s: %w", filter, err)
 	}
+	defer deleteOrdered(js, stream, cons)
 	if info := cons.CachedInfo(); !o.Follow && info != nil && info.NumPending == 0 {
 		return nil
 	}
@@ -120,7 +121,8 @@ func Replay(ctx context.Context, js jetstream.JetStream, o ReplayOptions, fn fun
 }
 
 func (o ReplayOptions) consumerConfig(filter string) jetstream.OrderedConsumerConfig {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
+		InactiveThreshold: replayInactiveThreshold}
 	switch {
 	case o.FromSeq > 0:
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, o.FromSeq
@@ -140,4 +142,21 @@ func (o ReplayOptions) endError(ctx context.Context, filter string, err error) e
 		return ctx.Err()
 	}
 	return fmt.Errorf("streams: replay %s: %w", filter, err)
+}
+
+// replayInactiveThreshold is how long the server keeps a replay's consumer
+// after its reader went away without deleting it (a crash): replays are
+// frequent (services poll the streams), so abandoned consumers must not pile up.
+const replayInactiveThreshold = 30 * time.Second
+
+// deleteOrdered removes a finished replay's consumer at once rather than
+// leaving it to the inactivity threshold.
+func deleteOrdered(js jetstream.JetStream, stream string, cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = js.DeleteConsumer(ctx, stream, info.Name) // best effort: the threshold cleans up otherwise
 }
