@@ -13,15 +13,14 @@ type SuiteResult struct {
 	Suite *Suite `json:"-"`
 	Name  string `json:"suite"`
 	Quick bool   `json:"quick"`
-	// Budget is the compute-fair x: the fewest environment steps any
-	// compared run spent by its last evaluation; "success@budget" is read
-	// off each run's eval curve there.
+	// Budget is the compute-fair x: the mean environment steps the
+	// budget variant's runs (the suite's BudgetVariant, or its first
+	// compared variant) spent by their last evaluation; "success@budget"
+	// is read off each run's eval curve there (a run whose curve does not
+	// span it has no figure).
 	Budget float64 `json:"budget_env_steps"`
-	// Early is the earliest environment-step count at which every compared
-	// run had evaluated (the most steps any spent by its first
-	// evaluation), where "success@early" is read; 0 if it is not below
-	// Budget.
-	Early float64 `json:"early_env_steps"`
+	// BudgetVariant names the variant that set Budget.
+	BudgetVariant string `json:"budget_variant"`
 	// EvalUpdates are the learner updates at which every run evaluated.
 	EvalUpdates []int64 `json:"eval_updates"`
 	// RepeatAt are the three updates at which repeated visits are read
@@ -89,7 +88,6 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 func (res *SuiteResult) frame() {
 	counts := map[int64]int{}
 	runs, minUpdates := 0, int64(math.MaxInt64)
-	res.Budget = math.Inf(1)
 	for _, vr := range res.Variants {
 		for _, run := range vr.Runs {
 			runs++
@@ -97,10 +95,6 @@ func (res *SuiteResult) frame() {
 				counts[p.Update]++
 			}
 			minUpdates = min(minUpdates, run.Summary.Updates)
-			if ev := run.Series["eval::success_rate"]; len(ev) > 0 && !vr.Source {
-				res.Budget = min(res.Budget, ev[len(ev)-1].EnvSteps)
-				res.Early = max(res.Early, ev[0].EnvSteps)
-			}
 		}
 	}
 	for u, n := range counts {
@@ -109,12 +103,7 @@ func (res *SuiteResult) frame() {
 		}
 	}
 	sort.Slice(res.EvalUpdates, func(a, b int) bool { return res.EvalUpdates[a] < res.EvalUpdates[b] })
-	if math.IsInf(res.Budget, 1) {
-		res.Budget = 0
-	}
-	if res.Early >= res.Budget {
-		res.Early = 0
-	}
+	res.BudgetVariant, res.Budget = res.budget()
 	if runs > 0 {
 		res.RepeatAt = [3]int64{max(1, minUpdates/6), minUpdates / 2, minUpdates - minUpdates/6}
 	}
@@ -158,7 +147,6 @@ func runFigures(run RunResult, res *SuiteResult) []figure {
 		{"final_success", last(ev)},
 		{"final_score", last(s["eval::score"])},
 		{"success@budget", interpolate(ev, res.Budget, bySteps)},
-		{"success@early", interpolate(ev, res.Early, bySteps)},
 		{"stuck", boolFigure(maxValue(ev) <= 0 && maxValue(s["update:success_rate"]) <= 0)},
 		{"prm_auc_first", first(s["prm:heldout_auc"])},
 		{"prm_auc_last", last(s["prm:heldout_auc"])},
@@ -223,4 +211,37 @@ func sortedSet(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// budget picks the variant that sets the compute-fair x and its mean
+// final environment steps.
+func (res *SuiteResult) budget() (string, float64) {
+	name := res.Suite.BudgetVariant
+	for _, vr := range res.Variants {
+		if (name == "" && !vr.Source) || vr.Name == name {
+			return vr.Name, vr.finalSteps().Mean
+		}
+	}
+	return "", 0
+}
+
+// finalSteps is the environment steps the variant's runs spent by their
+// last evaluation.
+func (vr *VariantResult) finalSteps() MeanSD {
+	var xs []float64
+	for _, run := range vr.Runs {
+		if ev := run.Series["eval::success_rate"]; len(ev) > 0 {
+			xs = append(xs, ev[len(ev)-1].EnvSteps)
+		}
+	}
+	return meanSD(xs)
+}
+
+// SuccessAt reads every run's eval curve at the given environment steps.
+func (vr *VariantResult) SuccessAt(steps float64) MeanSD {
+	xs := make([]float64, len(vr.Runs))
+	for i, run := range vr.Runs {
+		xs[i] = interpolate(run.Series["eval::success_rate"], steps, bySteps)
+	}
+	return meanSD(xs)
 }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,14 +128,14 @@ func header(b *bytes.Buffer, cells ...string) {
 }
 
 func writeMainTable(b *bytes.Buffer, res *SuiteResult) {
-	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"@ E\" reads each run's eval curve at E environment steps, explorer steps counted: E = %.0f is the fewest steps any compared run spent by its last evaluation, E₀ = %.0f the most any spent by its first).\n\n", res.Budget, res.Early)
+	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"@ E\" reads each run's eval curve at E = %.0f environment steps, explorer steps counted — what %s spent in its %d updates; \"–\" where a run's curve does not reach E or starts after it).\n\n", res.Budget, res.BudgetVariant, res.budgetUpdates())
 	cols := []string{"variant", "seeds", "final success", "final score"}
 	mid := int64(-1)
 	if n := len(res.EvalUpdates); n > 1 {
 		mid = res.EvalUpdates[(n-1)/2]
 		cols = append(cols, fmt.Sprintf("@ update %d", mid))
 	}
-	cols = append(cols, fmt.Sprintf("@ E₀ = %.0f steps", res.Early), fmt.Sprintf("@ E = %.0f steps", res.Budget),
+	cols = append(cols, fmt.Sprintf("@ E = %.0f steps", res.Budget),
 		"seeds stuck at 0", "env steps / update", "wall s", "peak MiB")
 	header(b, cols...)
 	for _, v := range res.Variants {
@@ -143,7 +144,7 @@ func writeMainTable(b *bytes.Buffer, res *SuiteResult) {
 			cells = append(cells, v.Figure(fmt.Sprintf("success@u%d", mid)).String())
 		}
 		stuck := v.Figure("stuck")
-		cells = append(cells, v.Figure("success@early").String(), v.Figure("success@budget").String(),
+		cells = append(cells, v.Figure("success@budget").String(),
 			fmt.Sprintf("%.0f/%d", stuck.Mean*float64(stuck.N), stuck.N),
 			v.Figure("env_steps_per_update").Format(0), v.Figure("wall_s").Format(0), v.Figure("peak_mib").Format(0))
 		row(b, cells...)
@@ -227,20 +228,20 @@ func writeCompareTable(b *bytes.Buffer, res *SuiteResult) {
 	for _, v := range res.Variants {
 		byName[v.Name] = v
 	}
-	b.WriteString("**Comparisons** (treatment − baseline of the means; cost as a ratio).\n\n")
-	header(b, "baseline", "treatment", "Δ final success", "Δ success @ E", "wall ×", "peak memory ×", "env steps / update ×")
+	b.WriteString("**Comparisons.** Δ final: treatment − baseline at equal learner updates. Equal steps: both read at E = the fewer mean environment steps of the two by their last evaluation (explorer counted). Cost as ratios.\n\n")
+	header(b, "baseline", "treatment", "Δ final success", "E (steps)", "baseline @ E", "treatment @ E", "wall ×", "peak memory ×", "env steps / update ×")
 	for _, pair := range res.Suite.Compare {
 		base, treat := byName[pair[0]], byName[pair[1]]
 		if base == nil || treat == nil || len(base.Runs) == 0 || len(treat.Runs) == 0 {
 			continue
 		}
-		diff := func(f string) string {
-			return fmt.Sprintf("%+.2f", treat.Figure(f).Mean-base.Figure(f).Mean)
-		}
+		e := math.Min(base.finalSteps().Mean, treat.finalSteps().Mean)
 		ratio := func(f string) string {
 			return fmt.Sprintf("%.2f", treat.Figure(f).Mean/base.Figure(f).Mean)
 		}
-		row(b, base.Label, treat.Label, diff("final_success"), diff("success@budget"), ratio("wall_s"), ratio("peak_mib"), ratio("env_steps_per_update"))
+		row(b, base.Label, treat.Label, fmt.Sprintf("%+.2f", treat.Figure("final_success").Mean-base.Figure("final_success").Mean),
+			fmt.Sprintf("%.0f", e), base.SuccessAt(e).String(), treat.SuccessAt(e).String(),
+			ratio("wall_s"), ratio("peak_mib"), ratio("env_steps_per_update"))
 	}
 	b.WriteString("\n")
 }
@@ -274,4 +275,14 @@ func writePRMTable(b *bytes.Buffer, res *SuiteResult) {
 		row(b, p.Name, p.Note, fmt.Sprintf("%d (%d)", p.Trajs, p.Succ), fmt.Sprintf("%.2f", p.AUC), target, auc, means)
 	}
 	b.WriteString("\n")
+}
+
+// budgetUpdates is the learner updates of the budget variant's runs.
+func (res *SuiteResult) budgetUpdates() int {
+	for _, v := range res.Variants {
+		if v.Name == res.BudgetVariant {
+			return v.Config.Updates
+		}
+	}
+	return 0
 }

@@ -37,6 +37,10 @@ type Suite struct {
 	// Quick overrides the suite for `--quick`: a smaller base, fewer
 	// seeds, a subset of the variants.
 	Quick *QuickOverride `json:"quick,omitempty"`
+	// BudgetVariant names the variant whose final environment steps are
+	// the compute-fair x of the outcome table. Default: the first variant
+	// that is not a PRM source.
+	BudgetVariant string `json:"budget_variant,omitempty"`
 	// Compare lists pairs (baseline, treatment) of variant names whose
 	// difference the page reports.
 	Compare [][2]string `json:"compare,omitempty"`
@@ -173,6 +177,9 @@ func (s *Suite) Validate() error {
 				bad("prm source %q: unknown variant %q", name, v)
 			}
 		}
+	}
+	if _, ok := seen[s.BudgetVariant]; s.BudgetVariant != "" && !ok {
+		bad("budget_variant: unknown variant %q", s.BudgetVariant)
 	}
 	for _, pair := range s.Compare {
 		for _, name := range pair {
