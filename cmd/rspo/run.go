@@ -55,10 +55,11 @@ type runOptions struct {
 	GateAUC          float64 `json:"gate_auc"`
 	Verify           bool    `json:"verify"`
 
-	EvalEvery    int  `json:"eval_every"`
-	EvalEpisodes int  `json:"eval_episodes"`
-	EvalGreedy   bool `json:"eval_greedy"`
-	Actors       int  `json:"actors"`
+	EvalEvery    int      `json:"eval_every"`
+	EvalEpisodes int      `json:"eval_episodes"`
+	EvalGreedy   bool     `json:"eval_greedy"`
+	EvalSplits   []string `json:"eval_splits"`
+	Actors       int      `json:"actors"`
 
 	Data string `json:"data"`
 }
@@ -143,6 +144,7 @@ func (o *runOptions) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Verify, "verify", false, "swapper replays explorer trajectories to verify their outcome")
 	fs.IntVar(&o.EvalEvery, "eval-every", 0, "evaluate every this many updates (default 10)")
 	fs.IntVar(&o.EvalEpisodes, "eval-episodes", 0, "episodes per eval split (default 64)")
+	fs.StringSliceVar(&o.EvalSplits, "eval-splits", nil, "splits to evaluate (default: every split but train; \"train\" means held-out train tasks)")
 	fs.BoolVar(&o.EvalGreedy, "eval-greedy", false, "evaluate with the most probable action instead of sampling")
 }
 
@@ -184,7 +186,7 @@ func (o runOptions) pipelineConfig() (pipeline.Config, error) {
 		GroupSize: o.GroupSize, Seed: o.Seed, RSPO: o.RSPO, DenseOnly: o.DenseOnly, K: o.K,
 		ExploreGroupSize: o.ExploreGroupSize, ExploreCollect: o.ExploreCollect, ExploreCollectSet: true,
 		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
-		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy,
+		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, Seed: o.Seed},
 	}

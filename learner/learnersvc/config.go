@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/rspo-dev/rspo/envs"
@@ -79,6 +80,8 @@ type Config struct {
 	// EvalEpisodes is the number of episodes per eval split. Default 64.
 	EvalEpisodes int
 	// EvalSplits are the splits evaluated. Default: every split but train.
+	// "train" evaluates on EvalEpisodes held-out train tasks (a draw of
+	// its own), for presets whose task mix differs from the eval splits'.
 	EvalSplits []string
 	// EvalGreedy evaluates with the most probable action instead of sampling.
 	EvalGreedy bool
@@ -155,8 +158,14 @@ func (c Config) Validate() error {
 	if err := streams.ValidateRun(c.Run); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := envs.New(c.Env, c.EnvOptions); err != nil {
+	if env, err := envs.New(c.Env, c.EnvOptions); err != nil {
 		errs = append(errs, err)
+	} else {
+		for _, sp := range c.EvalSplits {
+			if !slices.Contains(env.Splits(), sp) {
+				bad("eval split %q: %s has splits %v", sp, c.Env, env.Splits())
+			}
+		}
 	}
 	if c.Updates < 1 || c.Tasks < 1 || c.GroupSize < 1 || c.K < 1 {
 		bad("updates %d, tasks %d, group size %d and k %d must all be ≥ 1", c.Updates, c.Tasks, c.GroupSize, c.K)

@@ -24,6 +24,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unknown explorer", mod: func(c *Config) { c.Explorer = "psychic" }, want: "explorer mode"},
 		{name: "collect 0 without swap-all", mod: func(c *Config) { c.ExploreCollect, c.ExploreCollectSet = 0, true }, want: "explore collect"},
 		{name: "collect 0 with swap-all", mod: func(c *Config) { c.ExploreCollect, c.ExploreCollectSet, c.SwapAll = 0, true, true }},
+		{name: "unknown eval split", mod: func(c *Config) { c.EvalSplits = []string{"valid_seen"} }, want: "eval split"},
+		{name: "held-out train eval", mod: func(c *Config) { c.EvalSplits = []string{"train"} }},
 		{name: "bad trainer", mod: func(c *Config) { c.Trainer.Algo = "sarsa" }, want: "sarsa"},
 	}
 	for _, tt := range tests {

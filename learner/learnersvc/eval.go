@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/schemas"
@@ -37,7 +38,7 @@ func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 // evaluateSplit plays EvalEpisodes episodes over the split's tasks.
 func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]float64, error) {
 	n := s.cfg.EvalEpisodes
-	tasks, err := s.env.Tasks(split, 0, s.cfg.Seed)
+	tasks, err := s.evalTasks(split)
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: eval split %s: %w", split, err)
 	}
@@ -59,6 +60,16 @@ func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]f
 		return nil, fmt.Errorf("learnersvc: eval on %s: %w", split, err)
 	}
 	return evalFigures(trajs, s.cp), nil
+}
+
+// evalTasks returns a split's tasks. "train" means n fresh train tasks
+// drawn with a seed of their own, never one of the update draws: the way to
+// evaluate a preset whose task mix differs from the fixed eval splits'.
+func (s *Service) evalTasks(split string) ([]envs.Task, error) {
+	if split == envs.SplitTrain {
+		return s.env.Tasks(split, s.cfg.EvalEpisodes, producers.EpisodeSeed(s.cfg.Seed, "eval-train-tasks"))
+	}
+	return s.env.Tasks(split, 0, s.cfg.Seed)
 }
 
 // evalFigures summarises eval episodes overall and per task type, with the
