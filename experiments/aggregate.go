@@ -13,7 +13,7 @@ type SuiteResult struct {
 	Suite *Suite `json:"-"`
 	Name  string `json:"suite"`
 	Quick bool   `json:"quick"`
-	// Budget is the compute-fair x: the mean environment steps the
+	// Budget is the compute-fair x: the fewest environment steps the
 	// budget variant's runs (the suite's BudgetVariant, or its first
 	// compared variant) spent by their last evaluation; "success@budget"
 	// is read off each run's eval curve there (a run whose curve does not
@@ -219,22 +219,26 @@ func (res *SuiteResult) budget() (string, float64) {
 	name := res.Suite.BudgetVariant
 	for _, vr := range res.Variants {
 		if (name == "" && !vr.Source) || vr.Name == name {
-			return vr.Name, vr.finalSteps().Mean
+			return vr.Name, vr.minFinalSteps()
 		}
 	}
 	return "", 0
 }
 
-// finalSteps is the environment steps the variant's runs spent by their
-// last evaluation.
-func (vr *VariantResult) finalSteps() MeanSD {
-	var xs []float64
+// minFinalSteps is the fewest environment steps any of the variant's runs
+// spent by its last evaluation (0 without runs), so every run's curve
+// spans it.
+func (vr *VariantResult) minFinalSteps() float64 {
+	m := math.Inf(1)
 	for _, run := range vr.Runs {
 		if ev := run.Series["eval::success_rate"]; len(ev) > 0 {
-			xs = append(xs, ev[len(ev)-1].EnvSteps)
+			m = math.Min(m, ev[len(ev)-1].EnvSteps)
 		}
 	}
-	return meanSD(xs)
+	if math.IsInf(m, 1) {
+		return 0
+	}
+	return m
 }
 
 // SuccessAt reads every run's eval curve at the given environment steps.

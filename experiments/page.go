@@ -128,7 +128,7 @@ func header(b *bytes.Buffer, cells ...string) {
 }
 
 func writeMainTable(b *bytes.Buffer, res *SuiteResult) {
-	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"@ E\" reads each run's eval curve at E = %.0f environment steps, explorer steps counted — what %s spent in its %d updates; \"–\" where a run's curve does not reach E or starts after it).\n\n", res.Budget, res.BudgetVariant, res.budgetUpdates())
+	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"@ E\" reads each run's eval curve at E = %.0f environment steps, explorer steps counted — the fewest any run of %s spent in its %d updates; \"–\" where a run's curve does not reach E or starts after it).\n\n", res.Budget, res.BudgetVariant, res.budgetUpdates())
 	cols := []string{"variant", "seeds", "final success", "final score"}
 	mid := int64(-1)
 	if n := len(res.EvalUpdates); n > 1 {
@@ -228,14 +228,14 @@ func writeCompareTable(b *bytes.Buffer, res *SuiteResult) {
 	for _, v := range res.Variants {
 		byName[v.Name] = v
 	}
-	b.WriteString("**Comparisons.** Δ final: treatment − baseline at equal learner updates. Equal steps: both read at E = the fewer mean environment steps of the two by their last evaluation (explorer counted). Cost as ratios.\n\n")
+	b.WriteString("**Comparisons.** Δ final: treatment − baseline at equal learner updates. Equal steps: both read at E = the fewest environment steps any run of the two spent by its last evaluation (explorer counted). Cost as ratios.\n\n")
 	header(b, "baseline", "treatment", "Δ final success", "E (steps)", "baseline @ E", "treatment @ E", "wall ×", "peak memory ×", "env steps / update ×")
 	for _, pair := range res.Suite.Compare {
 		base, treat := byName[pair[0]], byName[pair[1]]
 		if base == nil || treat == nil || len(base.Runs) == 0 || len(treat.Runs) == 0 {
 			continue
 		}
-		e := math.Min(base.finalSteps().Mean, treat.finalSteps().Mean)
+		e := math.Min(base.minFinalSteps(), treat.minFinalSteps())
 		ratio := func(f string) string {
 			return fmt.Sprintf("%.2f", treat.Figure(f).Mean/base.Figure(f).Mean)
 		}
