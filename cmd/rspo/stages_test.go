@@ -148,12 +148,20 @@ func (c *stageCluster) checkFinished(updates int) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	st, err := client.Stats(c.ctx)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if st.Records != 0 || st.ClearedThrough != int64(updates/2-1) {
-		c.t.Errorf("buffer after the run: %d records, cleared through cycle %d; want 0 and %d", st.Records, st.ClearedThrough, updates/2-1)
+	// The buffer clears asynchronously after the learner's last cycle.ended.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := client.Stats(c.ctx)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if st.Records == 0 && st.ClearedThrough == int64(updates/2-1) {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("buffer after the run: %d records, cleared through cycle %d; want 0 and %d", st.Records, st.ClearedThrough, updates/2-1)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
