@@ -49,12 +49,20 @@ func TestDeadLetterTwiceStoresOnce(t *testing.T) {
 	if got := dl.Header.Get(streams.HeaderSource); got != "explore" {
 		t.Errorf("got source header %q, want the original headers kept", got)
 	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.NumAckPending != 0 || info.AckFloor.Stream != 1 {
-		t.Errorf("got %d pending acks, ack floor %d; want the message terminated", info.NumAckPending, info.AckFloor.Stream)
+	// Term is not acknowledged by the server, so its effect shows up shortly after.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending == 0 && info.AckFloor.Stream == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d pending acks, ack floor %d; want the message terminated", info.NumAckPending, info.AckFloor.Stream)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
