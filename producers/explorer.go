@@ -326,7 +326,10 @@ func (c *cycleRun) publish(ctx context.Context, trajs []*schemas.Trajectory) err
 // collection): true success and dense return, the two curves whose
 // divergence is reward hacking.
 func (c *cycleRun) report(ctx context.Context, trajs []*schemas.Trajectory, stats map[string]float64, u int) {
-	values := map[string]float64{"env_steps": float64(c.res.EnvSteps), "explore_update": float64(u)}
+	// x_update spreads the cycle's explorer updates over the learner
+	// updates they precede, for plotting beside the learner's curves.
+	values := map[string]float64{"env_steps": float64(c.res.EnvSteps), "explore_update": float64(u),
+		"x_update": float64(c.update) + float64(u)/float64(c.plan.Updates+1)}
 	for k, v := range stats {
 		values[k] = v
 	}

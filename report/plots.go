@@ -24,6 +24,8 @@ type Line struct {
 	Value   string
 	SplitBy string
 	Legend  string
+	// X, if set, overrides the plot's x for this line (a value name).
+	X string
 }
 
 // PlotSpec describes one plot file.
@@ -51,8 +53,8 @@ var DefaultPlots = []PlotSpec{
 		Lines: []Line{
 			{Kind: "update", Value: "success_rate", Legend: "on-policy success"},
 			{Kind: "update", Value: "dense_return", Legend: "dense return (PRM)"},
-			{Kind: "explore", Value: "dense_return", Legend: "explorer dense return"},
-			{Kind: "explore", Value: "success_rate", Legend: "explorer success"},
+			{Kind: "explore", Value: "dense_return", Legend: "explorer dense return", X: "x_update"},
+			{Kind: "explore", Value: "success_rate", Legend: "explorer success", X: "x_update"},
 		}},
 	{File: "clip_fractions.png", Title: "Clip fractions",
 		XLabel: "update", YLabel: "fraction of steps clipped", X: XUpdate,
@@ -111,7 +113,7 @@ func (s PlotSpec) curves(l Line, events []schemas.MetricsEvent) []curve {
 		if !ok {
 			continue
 		}
-		x, ok := s.x(m)
+		x, ok := s.x(m, l.X)
 		if !ok {
 			continue
 		}
@@ -138,10 +140,14 @@ func (s PlotSpec) curves(l Line, events []schemas.MetricsEvent) []curve {
 	return out
 }
 
-func (s PlotSpec) x(m schemas.MetricsEvent) (float64, bool) {
-	if s.X == XUpdate || s.X == "" {
+func (s PlotSpec) x(m schemas.MetricsEvent, override string) (float64, bool) {
+	x := s.X
+	if override != "" {
+		x = override
+	}
+	if x == XUpdate || x == "" {
 		return float64(m.Update), true
 	}
-	v, ok := m.Values[s.X]
+	v, ok := m.Values[x]
 	return v, ok
 }
