@@ -69,7 +69,7 @@ func PublishMetrics(ctx context.Context, js jetstream.JetStream, m schemas.Metri
 
 // RolloutID is a rollout request's message id: the request id scoped by the
 // run, since the work stream (and its dedupe window) holds every run's requests.
-func RolloutID(r schemas.RolloutRequest) string { return r.Run + "/work/" + r.ID }
+func RolloutID(r schemas.RolloutRequest) string { return r.Run + "/rollout/" + r.ID }
 
 // PublishRollout publishes a rollout request on rspo.<run>.work.rollout with
 // RolloutID as message id, so publishing it twice queues it once.
