@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -71,6 +72,10 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 		run, err := LoadRun(r.RunDir(j), r.ReportDir(j), j)
 		if err != nil {
 			continue
+		}
+		// Keep the page's raw files free of where this data directory is.
+		if rel, err := filepath.Rel(r.DataDir, run.Summary.ReportDir); err == nil {
+			run.Summary.ReportDir = filepath.ToSlash(rel)
 		}
 		vr.Seeds = append(vr.Seeds, j.Seed)
 		vr.Runs = append(vr.Runs, run)
