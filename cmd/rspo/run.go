@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -160,7 +161,7 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) error {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(o); err != nil {
-		return fmt.Errorf("--config %s: %w (keys are the flag names with _ for -, e.g. group_size)", path, err)
+		return fmt.Errorf("--config %s: %w (valid keys: %s)", path, err, strings.Join(runConfigKeys(), ", "))
 	}
 	for name, v := range changed {
 		if name == "env-opt" {
@@ -171,6 +172,16 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) error {
 		}
 	}
 	return nil
+}
+
+// runConfigKeys lists the keys a --config file may hold.
+func runConfigKeys() []string {
+	t := reflect.TypeOf(runOptions{})
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		keys = append(keys, strings.Split(t.Field(i).Tag.Get("json"), ",")[0])
+	}
+	return keys
 }
 
 // pipelineConfig turns the options into the pipeline's configuration.
