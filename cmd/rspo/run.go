@@ -61,6 +61,7 @@ type runOptions struct {
 	EvalGreedy   bool     `json:"eval_greedy"`
 	EvalSplits   []string `json:"eval_splits"`
 	Actors       int      `json:"actors"`
+	KeepVersions int      `json:"keep_versions"`
 
 	Data string `json:"data"`
 }
@@ -145,6 +146,7 @@ func (o *runOptions) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Verify, "verify", false, "swapper replays explorer trajectories to verify their outcome")
 	fs.IntVar(&o.EvalEvery, "eval-every", 0, "evaluate every this many updates (default 10)")
 	fs.IntVar(&o.EvalEpisodes, "eval-episodes", 0, "episodes per eval split (default 64)")
+	fs.IntVar(&o.KeepVersions, "keep-versions", 0, "policy snapshots kept in the object store (default k+3; version 0 always stays)")
 	fs.StringSliceVar(&o.EvalSplits, "eval-splits", nil, "splits to evaluate (default: every split but train; \"train\" means held-out train tasks)")
 	fs.BoolVar(&o.EvalGreedy, "eval-greedy", false, "evaluate with the most probable action instead of sampling")
 }
@@ -198,6 +200,7 @@ func (o runOptions) pipelineConfig() (pipeline.Config, error) {
 		ExploreGroupSize: o.ExploreGroupSize, ExploreCollect: o.ExploreCollect, ExploreCollectSet: true,
 		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
 		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
+		KeepVersions: o.KeepVersions,
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, Seed: o.Seed},
 	}
