@@ -1,17 +1,25 @@
 package experiments
 
 import (
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"time"
 )
 
-// totalMemory is the runtime metric of all memory the Go runtime holds.
-const totalMemory = "/memory/classes/total:bytes"
+// The runtime metrics of memory mapped by the Go runtime and, of that,
+// memory already returned to the operating system.
+const (
+	totalMemory    = "/memory/classes/total:bytes"
+	releasedMemory = "/memory/classes/heap/released:bytes"
+)
 
-// startMemorySampler samples the runtime's total memory every interval
-// until the returned function is called; that function returns the peak.
+// startMemorySampler samples the memory the Go runtime holds (mapped and
+// not returned to the OS) every interval until the returned function is
+// called; that function returns the peak. It first returns what earlier
+// work left behind to the OS, so runs in one process are measured alike.
 func startMemorySampler(every time.Duration) func() uint64 {
+	debug.FreeOSMemory()
 	var (
 		mu   sync.Mutex
 		peak uint64
@@ -19,13 +27,13 @@ func startMemorySampler(every time.Duration) func() uint64 {
 		wg   sync.WaitGroup
 	)
 	sample := func() {
-		s := []metrics.Sample{{Name: totalMemory}}
+		s := []metrics.Sample{{Name: totalMemory}, {Name: releasedMemory}}
 		metrics.Read(s)
-		if s[0].Value.Kind() != metrics.KindUint64 {
+		if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
 			return
 		}
 		mu.Lock()
-		peak = max(peak, s[0].Value.Uint64())
+		peak = max(peak, s[0].Value.Uint64()-s[1].Value.Uint64())
 		mu.Unlock()
 	}
 	sample()

@@ -41,8 +41,9 @@ const CostFile = "cost.json"
 // Cost is what a run cost, measured by the runner around pipeline.Run.
 type Cost struct {
 	WallSeconds float64 `json:"wall_seconds"`
-	// PeakGoBytes is the highest total memory the Go runtime held during
-	// the run (all stages and the embedded server, one process).
+	// PeakGoBytes is the most memory the Go runtime held (mapped, not
+	// released to the OS) during the run: all stages and the embedded
+	// server, one process.
 	PeakGoBytes uint64 `json:"peak_go_bytes"`
 }
 
