@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -90,7 +91,7 @@ func writeSuite(b *bytes.Buffer, res *SuiteResult, assets, out string) error {
 	writePlots(b, res, assets, out)
 	raw := filepath.Join(assets, "runs_"+res.Name+".json")
 	fmt.Fprintf(b, "Per-run figures and curves: [`%s`](%s).\n\n", filepath.Base(raw), rel(out, raw))
-	return writeJSONFile(raw, res)
+	return writeRaw(raw, res)
 }
 
 func countRuns(res *SuiteResult) int {
@@ -285,4 +286,39 @@ func (res *SuiteResult) budgetUpdates() int {
 		}
 	}
 	return 0
+}
+
+// rawSeries are the curves kept in the page's raw per-run files.
+var rawSeries = []string{"eval::success_rate", "eval::score", "update:success_rate", "update:all_fail_frac_on",
+	"update:repeated_visits", "update:dense_return", "prm:heldout_auc"}
+
+// writeRaw writes the suite's per-run results, compact and with only the
+// curves the page draws, so the file stays small.
+func writeRaw(path string, res *SuiteResult) error {
+	slim := *res
+	slim.Variants = make([]*VariantResult, len(res.Variants))
+	for i, v := range res.Variants {
+		sv := *v
+		sv.Runs = make([]RunResult, len(v.Runs))
+		for j, run := range v.Runs {
+			run.Series = keepSeries(run.Series, rawSeries)
+			sv.Runs[j] = run
+		}
+		slim.Variants[i] = &sv
+	}
+	b, err := json.Marshal(slim)
+	if err != nil {
+		return fmt.Errorf("experiments: %s: %w", path, err)
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func keepSeries(all map[string][]Point, keys []string) map[string][]Point {
+	out := make(map[string][]Point, len(keys))
+	for _, k := range keys {
+		if pts, ok := all[k]; ok {
+			out[k] = pts
+		}
+	}
+	return out
 }

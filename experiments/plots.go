@@ -28,12 +28,10 @@ type PlotSpec struct {
 var SuitePlots = []PlotSpec{
 	{File: "eval_success_vs_update.png", Title: "Eval success vs learner update", YLabel: "success rate", Series: "eval::success_rate"},
 	{File: "eval_success_vs_env_steps.png", Title: "Eval success vs environment steps (explorer counted)", YLabel: "success rate", Series: "eval::success_rate", Steps: true},
-	{File: "eval_score_vs_update.png", Title: "Eval score vs learner update", YLabel: "score", Series: "eval::score"},
 	{File: "all_fail_frac.png", Title: "Fraction of all-fail on-policy groups", YLabel: "all-fail fraction", Series: "update:all_fail_frac_on"},
 	{File: "repeated_visits.png", Title: "Repeated-state visits per on-policy batch", YLabel: "repeated visits", Series: "update:repeated_visits"},
 	{File: "prm_auc.png", Title: "PRM held-out AUC (success vs failure)", YLabel: "AUC", Series: "prm:heldout_auc"},
 	{File: "dense_return.png", Title: "Dense (PRM) return of on-policy rollouts", YLabel: "dense return", Series: "update:dense_return"},
-	{File: "train_success.png", Title: "On-policy (training) success", YLabel: "success rate", Series: "update:success_rate"},
 }
 
 // Render draws the plot for the suite's variants into dir; it returns ""
@@ -77,7 +75,7 @@ func (ps PlotSpec) Render(dir string, res *SuiteResult) (string, error) {
 	p.Add(plotter.NewGrid())
 	p.BackgroundColor = color.White
 	path := filepath.Join(dir, res.Name+"_"+ps.File)
-	if err := p.Save(9*vg.Inch, 5.5*vg.Inch, path); err != nil {
+	if err := p.Save(7*vg.Inch, 4.3*vg.Inch, path); err != nil {
 		return "", fmt.Errorf("experiments: plot %s: %w", ps.File, err)
 	}
 	return path, nil
