@@ -27,6 +27,11 @@ type Runner struct {
 	Log io.Writer
 	// Logger receives the stages' logs. Default: warnings only, to Log.
 	Logger *slog.Logger
+	// KeepStores keeps every run's JetStream store and buffer after it
+	// finishes. By default they are deleted (a run's store and buffer take
+	// hundreds of MB) unless a PRM source or its evaluation still needs the
+	// run's recorded streams; the report directory always stays.
+	KeepStores bool
 	// Only, if set, restricts the runs to these variants (so one suite can
 	// be split over several processes sharing DataDir).
 	Only []string
@@ -110,7 +115,13 @@ func (r *Runner) runJob(ctx context.Context, s *Suite, j Job) error {
 		return err
 	}
 	r.logf("%s: finished in %.0fs, eval success %.3f\n", j.RunName(), cost.WallSeconds, sum.Final["eval_success_rate"])
-	return writeJSONFile(filepath.Join(r.RunDir(j), CostFile), cost)
+	if err := writeJSONFile(filepath.Join(r.RunDir(j), CostFile), cost); err != nil {
+		return err
+	}
+	if r.KeepStores || s.streamsNeeded(j.Variant.Name) {
+		return nil
+	}
+	return r.pruneRun(j)
 }
 
 // runMeasured runs the pipeline while sampling the runtime's memory.
@@ -156,6 +167,17 @@ func readJSONFile(path string, v any) error {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return errors.Join(ErrResults, fmt.Errorf("%s: %w", path, err))
+	}
+	return nil
+}
+
+// pruneRun deletes a finished run's store and buffer, keeping its report
+// and cost record.
+func (r *Runner) pruneRun(j Job) error {
+	for _, dir := range []string{filepath.Join(r.RunDir(j), "nats"), filepath.Join(r.RunDir(j), j.RunName(), "buffer")} {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("experiments: prune %s: %w", j.RunName(), err)
+		}
 	}
 	return nil
 }

@@ -26,6 +26,9 @@ func TestSmokeSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs, _ := s.Jobs(false)
+	if _, err := os.Stat(filepath.Join(r.RunDir(jobs[0]), "nats")); !os.IsNotExist(err) {
+		t.Errorf("store of finished run %s: got stat error %v, want it deleted", jobs[0].RunName(), err)
+	}
 	stamp := modTime(t, filepath.Join(r.ReportDir(jobs[0]), "summary.json"))
 	if err := r.Run(ctx, s); err != nil {
 		t.Fatal(err)

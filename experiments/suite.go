@@ -276,3 +276,14 @@ func (s *Suite) VariantByName(name string) (Variant, bool) {
 	}
 	return Variant{}, false
 }
+
+// streamsNeeded reports whether a variant's recorded streams feed a PRM
+// source or its evaluation, so its runs' stores must be kept.
+func (s *Suite) streamsNeeded(variant string) bool {
+	for _, src := range s.PRMSources {
+		if contains(src.Variants, variant) || contains(src.EvaluateOn, variant) {
+			return true
+		}
+	}
+	return false
+}

@@ -19,6 +19,7 @@ type experimentOptions struct {
 	out       string
 	data      string
 	noRun     bool
+	keep      bool
 }
 
 func newExperimentCmd() *cobra.Command {
@@ -43,6 +44,7 @@ func newExperimentCmd() *cobra.Command {
 	fs.StringVar(&o.out, "out", "docs", "write experiments.md and experiments/ (plots, run summaries) here")
 	fs.StringVar(&o.data, "data", "runs/experiments", "data directory of the runs (stores, buffers, reports)")
 	fs.BoolVar(&o.noRun, "no-run", false, "train nothing; aggregate the runs that finished")
+	fs.BoolVar(&o.keep, "keep-stores", false, "keep every finished run's JetStream store and buffer (hundreds of MB each); by default only runs a PRM source reads are kept")
 	return cmd
 }
 
@@ -55,7 +57,7 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr()}
+	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep}
 	if !o.noRun {
 		for _, s := range suites {
 			if err := r.Run(cmd.Context(), s); err != nil {
