@@ -101,7 +101,7 @@ func (r *Runner) runJob(ctx context.Context, s *Suite, j Job) error {
 		}
 		j.Config.PRMFile = path
 	}
-	cfg, err := j.Config.PipelineConfig(j.RunName(), j.Seed, r.RunDir(j))
+	cfg, err := pipelineConfig(j.Config, j.RunName(), j.Seed, r.RunDir(j))
 	if err != nil {
 		return err
 	}

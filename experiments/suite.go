@@ -230,7 +230,7 @@ func (s *Suite) Jobs(quick bool) ([]Job, error) {
 		}
 		for _, seed := range vs {
 			j := Job{Suite: s.Name, Variant: v, Seed: seed, Config: cfg}
-			if _, err := cfg.PipelineConfig(j.RunName(), seed, "."); err != nil && v.PRMFrom == "" {
+			if _, err := pipelineConfig(cfg, j.RunName(), seed, "."); err != nil && v.PRMFrom == "" {
 				errs = append(errs, fmt.Errorf("%w: run %s: %w", ErrSuite, j.RunName(), err))
 			}
 			jobs = append(jobs, j)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -15,62 +14,18 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/rspo-dev/rspo/learner"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/pipeline"
-	"github.com/rspo-dev/rspo/prm"
-	"github.com/rspo-dev/rspo/producers"
 )
 
 func init() { addCommand(newRunCmd) }
 
-// runOptions are the settings of `rspo run`. A --config file holds the same
-// keys as JSON; flags given on the command line override it.
-type runOptions struct {
-	Run        string            `json:"run"`
-	Env        string            `json:"env"`
-	EnvOptions map[string]string `json:"env_options"`
-	Algo       string            `json:"algo"`
-	RSPO       bool              `json:"rspo"`
-	DenseOnly  bool              `json:"dense_only"`
-	Alpha      float64           `json:"alpha"`
-	K          int               `json:"k"`
-	Updates    int               `json:"updates"`
-	Tasks      int               `json:"tasks"`
-	GroupSize  int               `json:"group_size"`
-	Seed       int64             `json:"seed"`
-	LR         float64           `json:"lr"`
-	Epochs     int               `json:"epochs"`
-	Beta       float64           `json:"beta"`
-	EpsOn      float64           `json:"eps_on"`
-	EpsOff     float64           `json:"eps_off"`
-
-	Explorer         string  `json:"explorer"`
-	SwapAll          bool    `json:"swap_all"`
-	ExploreGroupSize int     `json:"explore_group_size"`
-	ExploreCollect   int     `json:"explore_collect"`
-	PRMFile          string  `json:"prm"`
-	PRMRefresh       bool    `json:"prm_refresh"`
-	PRMWarmupTasks   int     `json:"prm_warmup_tasks"`
-	PRMNoise         float64 `json:"prm_noise"`
-	GateAUC          float64 `json:"gate_auc"`
-	Verify           bool    `json:"verify"`
-
-	EvalEvery    int      `json:"eval_every"`
-	EvalEpisodes int      `json:"eval_episodes"`
-	EvalGreedy   bool     `json:"eval_greedy"`
-	EvalSplits   []string `json:"eval_splits"`
-	Actors       int      `json:"actors"`
-	KeepVersions int      `json:"keep_versions"`
-
-	Data string `json:"data"`
-}
+// runOptions are the settings of `rspo run`; a --config file holds the same
+// keys as JSON, and flags given on the command line override it.
+type runOptions = pipeline.Options
 
 // defaultRunOptions are the defaults of `rspo run`: RSPO+GRPO on household.
-func defaultRunOptions() runOptions {
-	return runOptions{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
-		Tasks: 16, GroupSize: 8, Seed: 1, Explorer: string(producers.ModePRM), ExploreCollect: 1, Data: "runs"}
-}
+func defaultRunOptions() runOptions { return pipeline.DefaultOptions() }
 
 func newRunCmd() *cobra.Command {
 	o := defaultRunOptions()
@@ -104,7 +59,7 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	o.register(fs)
+	registerRunFlags(fs, &o)
 	fs.StringVar(&configFile, "config", "", "JSON file with run settings (keys as the flags, e.g. {\"env\": \"shop\", \"k\": 3}); flags override it")
 	fs.IntVar(&o.Actors, "actors", 1, "actor services to start in this process")
 	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
@@ -116,7 +71,7 @@ func newRunCmd() *cobra.Command {
 
 // register adds the training flags shared by `rspo run` and `rspo serve
 // learner` to fs, bound to o.
-func (o *runOptions) register(fs *pflag.FlagSet) {
+func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.StringVar(&o.Run, "run", "", "run name (default: derived from env, algo, mode and seed, so the same command resumes)")
 	fs.StringVar(&o.Env, "env", o.Env, "environment: household|shop")
 	fs.StringToStringVar(&o.EnvOptions, "env-opt", nil, "environment option key=value, e.g. preset=hard")
@@ -163,7 +118,7 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) error {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(o); err != nil {
-		return fmt.Errorf("--config %s: %w (valid keys: %s)", path, err, strings.Join(runConfigKeys(), ", "))
+		return fmt.Errorf("--config %s: %w (valid keys: %s)", path, err, strings.Join(pipeline.OptionKeys(), ", "))
 	}
 	for name, v := range changed {
 		if name == "env-opt" {
@@ -176,63 +131,8 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) error {
 	return nil
 }
 
-// runConfigKeys lists the keys a --config file may hold.
-func runConfigKeys() []string {
-	t := reflect.TypeOf(runOptions{})
-	keys := make([]string, 0, t.NumField())
-	for i := range t.NumField() {
-		keys = append(keys, strings.Split(t.Field(i).Tag.Get("json"), ",")[0])
-	}
-	return keys
-}
-
-// pipelineConfig turns the options into the pipeline's configuration.
-func (o runOptions) pipelineConfig() (pipeline.Config, error) {
-	if o.DenseOnly {
-		o.RSPO = false
-	}
-	if o.Run == "" {
-		o.Run = defaultRunName(o)
-	}
-	lc := learnersvc.Config{
-		Run: o.Run, Env: o.Env, EnvOptions: o.EnvOptions, Updates: o.Updates, Tasks: o.Tasks,
-		GroupSize: o.GroupSize, Seed: o.Seed, RSPO: o.RSPO, DenseOnly: o.DenseOnly, K: o.K,
-		ExploreGroupSize: o.ExploreGroupSize, ExploreCollect: o.ExploreCollect, ExploreCollectSet: true,
-		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
-		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
-		KeepVersions: o.KeepVersions,
-		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
-			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, Seed: o.Seed},
-	}
-	if o.Beta < 0 {
-		lc.Trainer.Beta = learner.NoKL
-	}
-	if o.PRMFile != "" {
-		m, err := prm.LoadFile(o.PRMFile)
-		if err != nil {
-			return pipeline.Config{}, fmt.Errorf("--prm: %w", err)
-		}
-		lc.PRM = m
-	}
-	return pipeline.Config{Learner: lc, ExplorerMode: producers.ExplorerMode(o.Explorer), PRMNoise: o.PRMNoise,
-		GateAUC: o.GateAUC, Actors: o.Actors, Verify: o.Verify, DataDir: o.Data}, nil
-}
-
-// defaultRunName derives a run name from the settings that define a run, so
-// re-running the same command resumes it.
-func defaultRunName(o runOptions) string {
-	mode := "base"
-	switch {
-	case o.DenseOnly:
-		mode = "dense"
-	case o.RSPO:
-		mode = "rspo-" + o.Explorer
-	}
-	return fmt.Sprintf("%s-%s-%s-s%d", o.Env, o.Algo, mode, o.Seed)
-}
-
 func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, asJSON, verbose bool) error {
-	cfg, err := o.pipelineConfig()
+	cfg, err := o.Config()
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func TestRunConfigFileAndFlagsOverride(t *testing.T) {
 	}
 	o := defaultRunOptions()
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	o.register(fs)
+	registerRunFlags(fs, &o)
 	if err := fs.Parse([]string{"--k", "2", "--seed", "9"}); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestRunConfigFileAndFlagsOverride(t *testing.T) {
 	if o.Updates != 30 {
 		t.Errorf("unset keys keep their defaults: updates %d, want 30", o.Updates)
 	}
-	pc, err := o.pipelineConfig()
+	pc, err := o.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,8 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		{"every problem at once", []string{"--algo", "sarsa", "--alpha", "2", "--explorer", "psychic"},
 			[]string{"sarsa", "alpha 2", "psychic"}},
 		{"unknown config key", []string{"--config", "testdata/bad-run-config.json"}, []string{`unknown field "group"`, "group_size"}},
-		{"missing PRM file", []string{"--prm", "no-such.prm"}, []string{"--prm"}},
+		{"missing PRM file", []string{"--prm", "no-such.prm"}, []string{"no-such.prm"}},
+		{"alpha 0 with RSPO", []string{"--alpha", "0"}, []string{"alpha 0", "rspo=false"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

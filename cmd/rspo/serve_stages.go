@@ -133,7 +133,7 @@ func newServeLearnerCmd() *cobra.Command {
 					return err
 				}
 			}
-			pc, err := o.pipelineConfig()
+			pc, err := o.Config()
 			if err != nil {
 				return err
 			}
@@ -160,7 +160,7 @@ func newServeLearnerCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	o.register(fs)
+	registerRunFlags(fs, &o)
 	fs.StringVar(&configFile, "config", "", "JSON file with run settings (as for `rspo run`); flags override it")
 	nf.register(fs)
 	return cmd
