@@ -32,7 +32,7 @@ func newExperimentCmd() *cobra.Command {
 			"suite resumes), aggregate mean ± sd over seeds, and write the page, the plots and\n" +
 			"the per-run summaries under --out.",
 		Example: "  rspo experiment --quick                        # a few minutes: every suite's quick variant\n" +
-			"  rspo experiment --suite household --data /tmp/rspo-exp\n" +
+			"  rspo experiment --suite household --data runs/experiments\n" +
 			"  rspo experiment --suite all --no-run           # only re-aggregate finished runs",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runExperiments(cmd, o) },
