@@ -160,7 +160,7 @@ func connect(ctx context.Context, cfg Config) (*nats.Conn, jetstream.JetStream, 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return nc, js, func() { nc.Drain() }, nil
+		return nc, js, func() { drain(nc) }, nil
 	}
 	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1})
 	if err != nil {
@@ -171,7 +171,21 @@ func connect(ctx context.Context, cfg Config) (*nats.Conn, jetstream.JetStream, 
 		emb.Shutdown()
 		return nil, nil, nil, err
 	}
-	return nc, js, func() { nc.Drain(); emb.Shutdown() }, nil
+	return nc, js, func() { drain(nc); emb.Shutdown() }, nil
+}
+
+// drain drains nc and waits (a few seconds at most) until it is closed, so
+// the server is not shut down under a connection still flushing.
+func drain(nc *nats.Conn) {
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !nc.IsClosed() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	nc.Close()
 }
 
 // stages are the background services of a run.
