@@ -2,10 +2,7 @@ package producers
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"runtime"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,19 +32,7 @@ type ActorConfig struct {
 }
 
 func (c ActorConfig) withDefaults() ActorConfig {
-	if c.Name == "" {
-		host, _ := os.Hostname()
-		c.Name = fmt.Sprintf("actor-%s-%d", host, os.Getpid())
-	}
-	if c.Parallel <= 0 {
-		c.Parallel = runtime.GOMAXPROCS(0)
-	}
-	if c.AckWait <= 0 {
-		c.AckWait = 30 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	fillWorkerDefaults("actor", &c.Name, &c.Parallel, &c.AckWait, &c.Logger)
 	return c
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
-	"runtime"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -66,24 +64,12 @@ type ExplorerConfig struct {
 }
 
 func (c ExplorerConfig) withDefaults() ExplorerConfig {
-	if c.Name == "" {
-		host, _ := os.Hostname()
-		c.Name = fmt.Sprintf("explorer-%s-%d", host, os.Getpid())
-	}
+	fillWorkerDefaults("explorer", &c.Name, &c.Parallel, &c.AckWait, &c.Logger)
 	if c.Mode == "" {
 		c.Mode = ModePRM
 	}
 	if c.RandomPRMSeed == 0 {
 		c.RandomPRMSeed = 1
-	}
-	if c.Parallel <= 0 {
-		c.Parallel = runtime.GOMAXPROCS(0)
-	}
-	if c.AckWait <= 0 {
-		c.AckWait = 30 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	c.Trainer.Rewards = learner.RewardDense
 	return c
