@@ -11,15 +11,7 @@ import (
 // checkDeterminism: two episodes of the same task driven by the same actions
 // produce identical observations, results, admissible lists and state keys.
 func checkDeterminism(env envs.Env, cfg Config) error {
-	tasks, err := sampleTasks(env, cfg, cfg.Episodes)
-	if err != nil {
-		return err
-	}
-	for i, task := range tasks {
-		ep, err := env.Reset(task)
-		if err != nil {
-			return fmt.Errorf("Reset(%s): %w", task.ID, err)
-		}
+	return eachEpisode(env, cfg, func(i int, task envs.Task, ep envs.Episode) error {
 		first, err := playRandom(ep, episodeRNG(cfg, i), cfg.MaxEpisodeSteps)
 		if err != nil {
 			return err
@@ -43,8 +35,8 @@ func checkDeterminism(env envs.Env, cfg Config) error {
 			return fmt.Errorf("task %s: outcomes differ: %v/%v vs %v/%v",
 				task.ID, ep.Outcome(), ep.Success(), again.Outcome(), again.Success())
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkAdmissible: admissible lists are non-empty, duplicate-free and stable
@@ -157,15 +149,7 @@ func tryEach(env envs.Env, task envs.Task, path, acts []string, nothing string) 
 // checkInadmissible: an inadmissible action counts as a step, changes no
 // state and no admissible action, and pays no reward.
 func checkInadmissible(env envs.Env, cfg Config) error {
-	tasks, err := sampleTasks(env, cfg, cfg.Episodes)
-	if err != nil {
-		return err
-	}
-	for i, task := range tasks {
-		ep, err := env.Reset(task)
-		if err != nil {
-			return fmt.Errorf("Reset(%s): %w", task.ID, err)
-		}
+	return eachEpisode(env, cfg, func(i int, task envs.Task, ep envs.Episode) error {
 		rng := episodeRNG(cfg, i)
 		for !ep.Done() && ep.Steps() < cfg.MaxEpisodeSteps {
 			if rng.IntN(3) == 0 {
@@ -179,8 +163,8 @@ func checkInadmissible(env envs.Env, cfg Config) error {
 				return fmt.Errorf("task %s: %w", task.ID, err)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // wasteStep takes an inadmissible action and checks that nothing but the
@@ -263,15 +247,7 @@ func wasteAll(env envs.Env, task envs.Task, cfg Config) error {
 // checkEpisodeDone: stepping a finished episode returns ErrEpisodeDone and
 // changes nothing.
 func checkEpisodeDone(env envs.Env, cfg Config) error {
-	tasks, err := sampleTasks(env, cfg, cfg.Episodes)
-	if err != nil {
-		return err
-	}
-	for i, task := range tasks {
-		ep, err := env.Reset(task)
-		if err != nil {
-			return fmt.Errorf("Reset(%s): %w", task.ID, err)
-		}
+	return eachEpisode(env, cfg, func(i int, task envs.Task, ep envs.Episode) error {
 		first := copyActions(ep)
 		if _, err := playRandom(ep, episodeRNG(cfg, i), cfg.MaxEpisodeSteps); err != nil {
 			return err
@@ -285,22 +261,14 @@ func checkEpisodeDone(env envs.Env, cfg Config) error {
 		if !ep.Done() || ep.Steps() != steps || ep.Outcome() != outcome || ep.StateKey() != key {
 			return fmt.Errorf("task %s: stepping a finished episode changed it", task.ID)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkRewards: the reward is 0 until the last step, which pays the outcome;
 // outcomes lie in [0, 1] and a success has a positive outcome.
 func checkRewards(env envs.Env, cfg Config) error {
-	tasks, err := sampleTasks(env, cfg, cfg.Episodes)
-	if err != nil {
-		return err
-	}
-	for i, task := range tasks {
-		ep, err := env.Reset(task)
-		if err != nil {
-			return fmt.Errorf("Reset(%s): %w", task.ID, err)
-		}
+	return eachEpisode(env, cfg, func(i int, task envs.Task, ep envs.Episode) error {
 		recs, err := playRandom(ep, episodeRNG(cfg, i), cfg.MaxEpisodeSteps)
 		if err != nil {
 			return err
@@ -308,8 +276,8 @@ func checkRewards(env envs.Env, cfg Config) error {
 		if err := checkEpisodeRewards(ep, recs); err != nil {
 			return err
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkEpisodeRewards checks the rewards of one finished episode.

@@ -113,15 +113,7 @@ func validTasks(env envs.Env, split string, tasks []envs.Task) error {
 // checkReset: a fresh episode reports its task, an observation, admissible
 // actions, zero steps and not done; the zero Task is rejected with an error.
 func checkReset(env envs.Env, cfg Config) error {
-	tasks, err := sampleTasks(env, cfg, cfg.Episodes)
-	if err != nil {
-		return err
-	}
-	for _, task := range tasks {
-		ep, err := env.Reset(task)
-		if err != nil {
-			return fmt.Errorf("Reset(%s): %w", task.ID, err)
-		}
+	err := eachEpisode(env, cfg, func(_ int, task envs.Task, ep envs.Episode) error {
 		switch {
 		case ep.Task() != task:
 			return fmt.Errorf("Task(): got %+v, want %+v", ep.Task(), task)
@@ -134,9 +126,32 @@ func checkReset(env envs.Env, cfg Config) error {
 		case ep.Steps() != 0:
 			return fmt.Errorf("task %s: Steps() = %d at the start, want 0", task.ID, ep.Steps())
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if _, err := env.Reset(envs.Task{}); err == nil {
 		return errors.New("Reset(Task{}) succeeded, want an error")
+	}
+	return nil
+}
+
+// eachEpisode resets a fresh episode of every sampled task and hands it to
+// check with the task's index; the first error stops the walk.
+func eachEpisode(env envs.Env, cfg Config, check func(i int, task envs.Task, ep envs.Episode) error) error {
+	tasks, err := sampleTasks(env, cfg, cfg.Episodes)
+	if err != nil {
+		return err
+	}
+	for i, task := range tasks {
+		ep, err := env.Reset(task)
+		if err != nil {
+			return fmt.Errorf("Reset(%s): %w", task.ID, err)
+		}
+		if err := check(i, task, ep); err != nil {
+			return err
+		}
 	}
 	return nil
 }
