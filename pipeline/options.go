@@ -43,6 +43,7 @@ type Options struct {
 	PRMWarmupTasks   int     `json:"prm_warmup_tasks"`
 	PRMNoise         float64 `json:"prm_noise"`
 	GateAUC          float64 `json:"gate_auc"`
+	ExploreTilt      float64 `json:"explore_tilt"`
 	Verify           bool    `json:"verify"`
 
 	EvalEvery    int      `json:"eval_every"`
@@ -119,5 +120,5 @@ func (o Options) Config() (Config, error) {
 		lc.PRM = m
 	}
 	return Config{Learner: lc, ExplorerMode: producers.ExplorerMode(o.Explorer), PRMNoise: o.PRMNoise,
-		GateAUC: o.GateAUC, Actors: o.Actors, Verify: o.Verify, DataDir: o.Data}, nil
+		GateAUC: o.GateAUC, ExploreTilt: o.ExploreTilt, Actors: o.Actors, Verify: o.Verify, DataDir: o.Data}, nil
 }

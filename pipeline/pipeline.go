@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -42,6 +43,9 @@ type Config struct {
 	ExplorerMode producers.ExplorerMode
 	PRMNoise     float64
 	GateAUC      float64
+	// ExploreTilt, when > 0, steers the explorer's rollouts by the PRM at
+	// acting time instead of training π_B (producers.ExplorerConfig.Tilt).
+	ExploreTilt float64
 	// Actors is the number of actor services started. Default 1 (each runs
 	// GOMAXPROCS episodes at once).
 	Actors int
@@ -111,6 +115,12 @@ func (c Config) Validate() error {
 	errs := []error{c.Learner.Validate()}
 	if c.PRMNoise < 0 || c.GateAUC < 0 || c.GateAUC > 1 {
 		errs = append(errs, fmt.Errorf("pipeline: PRM noise %v must be ≥ 0 and gate AUC %v in [0, 1]", c.PRMNoise, c.GateAUC))
+	}
+	if c.ExploreTilt < 0 || math.IsNaN(c.ExploreTilt) || math.IsInf(c.ExploreTilt, 0) {
+		errs = append(errs, fmt.Errorf("pipeline: explore tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", c.ExploreTilt))
+	}
+	if c.ExploreTilt > 0 && c.PRMNoise > 0 {
+		errs = append(errs, fmt.Errorf("pipeline: explore tilt and PRM noise together: noise is not applied to tilted action scores; use one"))
 	}
 	return errors.Join(errs...)
 }
@@ -240,7 +250,7 @@ func startStages(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg
 	}
 	lc := cfg.Learner.WithDefaults()
 	x, err := producers.NewExplorer(js, producers.ExplorerConfig{Run: run, Name: "explorer-0", Mode: cfg.ExplorerMode,
-		Trainer: lc.Trainer, PRMNoise: cfg.PRMNoise, GateAUC: cfg.GateAUC, Logger: cfg.Logger})
+		Trainer: lc.Trainer, PRMNoise: cfg.PRMNoise, GateAUC: cfg.GateAUC, Tilt: cfg.ExploreTilt, Logger: cfg.Logger})
 	if err != nil {
 		st.stop()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -44,6 +45,21 @@ type RolloutOptions struct {
 	Seq      uint64
 	// Clock stamps CreatedAt; nil means time.Now.
 	Clock func() time.Time
+	// Tilt, with TiltStrength λ > 0, samples from the policy tilted by a
+	// per-action score: q(a|s) ∝ π(a|s)·exp(λ·score(s,a)), and records
+	// log q(a|s) as the behaviour log-prob. q is the closed-form maximiser
+	// of E_q[score] − KL(q‖π)/λ at each step, so a dense reward steers the
+	// rollout without any training of the policy.
+	Tilt         ActionScorer
+	TiltStrength float64
+}
+
+// ActionScorer scores every admissible action of a state, e.g. a process
+// reward model. Implementations must be safe for concurrent use.
+type ActionScorer interface {
+	// ScoreActions writes the score of each action into dst, which has
+	// len(actions) entries.
+	ScoreActions(instruction, observation string, actions []string, dst []float64)
 }
 
 // Rollout plays one episode of task with p and returns the trajectory with
@@ -79,6 +95,7 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x726f6c6c6f7574))
 	fz := p.NewFeaturizer()
 	var ps Pass
+	var scores []float64
 	var hist []Turn
 	for !ep.Done() {
 		if err := ctx.Err(); err != nil {
@@ -90,9 +107,17 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 		s := State{Instruction: t.Instruction, Observation: ep.Observation(), History: hist,
 			Admissible: append([]string(nil), ep.Admissible()...)}
 		key := ep.StateKey()
-		idx, err := choose(fz, p, &s, &ps, rng, opts.Greedy, len(t.Steps) == 0)
-		if err != nil {
+		if err := forward(fz, p, &s, &ps, len(t.Steps) == 0); err != nil {
 			return fmt.Errorf("step %d: %w", len(t.Steps), err)
+		}
+		if opts.Tilt != nil && opts.TiltStrength > 0 {
+			scores = grow(scores, len(s.Admissible))
+			opts.Tilt.ScoreActions(s.Instruction, s.Observation, s.Admissible, scores)
+			tilt(&ps, scores, opts.TiltStrength)
+		}
+		idx := Argmax(ps.Probs)
+		if !opts.Greedy {
+			idx = SampleIndex(ps.Probs, rng)
 		}
 		res, err := ep.Step(s.Admissible[idx])
 		if err != nil {
@@ -108,8 +133,8 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 	return nil
 }
 
-// choose runs the policy on s and picks an action index.
-func choose(fz *Featurizer, p *Policy, s *State, ps *Pass, rng *rand.Rand, greedy, first bool) (int, error) {
+// forward runs the policy on s, leaving its distribution in ps.
+func forward(fz *Featurizer, p *Policy, s *State, ps *Pass, first bool) error {
 	var f *Features
 	var err error
 	if first {
@@ -118,13 +143,21 @@ func choose(fz *Featurizer, p *Policy, s *State, ps *Pass, rng *rand.Rand, greed
 		f, err = fz.Next(s)
 	}
 	if err != nil {
-		return 0, err
+		return err
 	}
 	p.Forward(f, ps)
-	if greedy {
-		return Argmax(ps.Probs), nil
+	return nil
+}
+
+// tilt replaces ps's distribution π by q ∝ π·exp(λ·scores), in log space.
+// A non-finite score leaves its action's probability untilted.
+func tilt(ps *Pass, scores []float64, lambda float64) {
+	for a := range ps.LogProbs {
+		if v := scores[a]; !math.IsNaN(v) && !math.IsInf(v, 0) {
+			ps.LogProbs[a] += lambda * v
+		}
 	}
-	return SampleIndex(ps.Probs, rng), nil
+	logSoftmax(ps.LogProbs, ps.Probs)
 }
 
 func newTrajectory(env envs.Env, task envs.Task, p *Policy, opts RolloutOptions) *schemas.Trajectory {

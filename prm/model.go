@@ -162,6 +162,18 @@ func (m *Model) ScoreSteps(t *schemas.Trajectory, opts ...ScoreOption) []float64
 	return out
 }
 
+// ScoreActions writes r̂(s, a) for every candidate action a of one state
+// into dst: the per-step score the step would get if a were taken. It is
+// what lets a policy be steered by the PRM at acting time
+// (policy.RolloutOptions.Tilt); it is safe for concurrent use.
+func (m *Model) ScoreActions(instruction, observation string, actions []string, dst []float64) {
+	x := make([]float32, len(actions)*m.dim)
+	for a, act := range actions {
+		m.feat.Features(instruction, observation, act, x[a*m.dim:(a+1)*m.dim])
+	}
+	m.forwardBatch(x, dst[:len(actions)])
+}
+
 // Score returns R̂ = Σ_t r̂_t for t.
 func (m *Model) Score(t *schemas.Trajectory, opts ...ScoreOption) float64 {
 	var sum float64

@@ -99,3 +99,43 @@ func TestScoreEmptyTrajectory(t *testing.T) {
 		t.Errorf("got %d scores, want 0", len(got))
 	}
 }
+
+// ScoreActions at a state must give each candidate the score the step
+// would get with that action taken: the per-step scores of ScoreSteps.
+func TestScoreActionsMatchesTheTakenStepsScore(t *testing.T) {
+	m := Random(5)
+	trajs, _ := prmtest.Decisive("test", 3, 3, 6)
+	cands := append([]string{prmtest.SuccessAction, prmtest.FailureAction}, prmtest.NeutralActions...)
+	for _, tr := range trajs {
+		steps := m.ScoreSteps(tr)
+		for k, st := range tr.Steps {
+			got := make([]float64, len(cands))
+			m.ScoreActions(tr.Instruction, st.Observation, cands, got)
+			found := false
+			for a, c := range cands {
+				if c == st.Action {
+					found = true
+					if got[a] != steps[k] {
+						t.Fatalf("step %d action %q: ScoreActions %v, ScoreSteps %v", k, c, got[a], steps[k])
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("step %d: action %q not among the candidates", k, st.Action)
+			}
+		}
+	}
+	// A trained PRM must prefer the decisive success action at acting time.
+	train, _ := prmtest.Decisive("train", 4, 400, 6)
+	trained, _, err := Train(t.Context(), train, TrainConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, len(cands))
+	trained.ScoreActions(trajs[0].Instruction, trajs[0].Steps[0].Observation, cands, got)
+	for a := 1; a < len(cands); a++ {
+		if got[0] <= got[a] {
+			t.Fatalf("trained PRM scores %q %v, not above %q %v", cands[0], got[0], cands[a], got[a])
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -51,6 +52,14 @@ type ExplorerConfig struct {
 	// GateAUC, when > 0, turns shaping off (π_B stays a plain copy) for a
 	// PRM whose held-out AUC is below it, so a flat PRM never becomes noise.
 	GateAUC float64
+	// Tilt, when > 0, replaces π_B's dense-reward training by acting-time
+	// steering: π_B(a|s) ∝ π_θ(a|s)·exp(Tilt·r̂(s,a)), the closed-form
+	// maximiser of E[r̂] − KL(π_B‖π_θ)/Tilt per step. The explorer then
+	// takes no training rollouts: it spends only its collection's
+	// environment steps (Collect, or GroupSize when the plan's Collect
+	// is 0, rollouts per task). Its rollouts record log π_B, the tilted
+	// log-prob, as the behaviour log-prob the generalized clip needs.
+	Tilt float64
 	// RandomPRMSeed seeds the random-prm control's PRM. Default 1.
 	RandomPRMSeed uint64
 	// Parallel is how many episodes run at once. Default GOMAXPROCS.
@@ -85,6 +94,12 @@ func (c ExplorerConfig) Validate() error {
 	}
 	if c.PRMNoise < 0 || c.GateAUC < 0 || c.GateAUC > 1 {
 		return fmt.Errorf("producers: explorer PRM noise %v must be ≥ 0 and gate AUC %v in [0, 1]", c.PRMNoise, c.GateAUC)
+	}
+	if c.Tilt < 0 || math.IsNaN(c.Tilt) || math.IsInf(c.Tilt, 0) {
+		return fmt.Errorf("producers: explorer tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", c.Tilt)
+	}
+	if c.Tilt > 0 && c.PRMNoise > 0 {
+		return fmt.Errorf("producers: explorer tilt and PRM noise together: noise is not applied to tilted action scores; use one")
 	}
 	c.Trainer.Rewards = learner.RewardDense
 	return c.Trainer.Validate()
@@ -210,11 +225,16 @@ type cycleRun struct {
 	// update is the learner's update counter when the cycle started.
 	update int64
 	model  *prm.Model
-	seq    uint64
-	res    ExploreResult
+	// tilt steers the rollouts at acting time (nil: π_B samples itself).
+	tilt policy.ActionScorer
+	seq  uint64
+	res  ExploreResult
 }
 
 func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResult, error) {
+	if c.model != nil && c.x.cfg.Tilt > 0 {
+		return c.exploreTilted(ctx, pB)
+	}
 	if c.model != nil {
 		c.res.Shaped, c.res.PRMVersion = true, c.model.Version
 		tr, err := learner.New(pB, c.x.cfg.Trainer)
@@ -255,6 +275,23 @@ func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResul
 	return c.res, nil
 }
 
+// exploreTilted collects the plan's rollouts with π_θ tilted by the PRM:
+// no training rollouts, so every explorer step lands in the buffer.
+func (c *cycleRun) exploreTilted(ctx context.Context, pB *policy.Policy) (ExploreResult, error) {
+	c.res.Shaped, c.res.PRMVersion = true, c.model.Version
+	c.tilt = c.model
+	collect := c.plan.Collect
+	if collect == 0 {
+		collect = c.plan.GroupSize
+	}
+	trajs, err := c.rollouts(ctx, pB, fmt.Sprintf("c%d-tilt", c.cycle), collect)
+	if err != nil {
+		return c.res, err
+	}
+	c.report(ctx, trajs, nil, 0)
+	return c.res, c.publish(ctx, trajs)
+}
+
 // rollouts plays n episodes of every task with π_B and labels each step
 // with the PRM's dense reward (the label the swapper will replace).
 func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, n int) ([]*schemas.Trajectory, error) {
@@ -267,6 +304,7 @@ func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, 
 				ID:     schemas.TrajectoryID(c.x.cfg.Run, schemas.SourceExplore, tag, seq),
 				Source: schemas.SourceExplore, Run: c.x.cfg.Run, Producer: c.x.cfg.Name,
 				GroupID: tag + "/" + ref.ID, Cycle: c.cycle, Seq: seq,
+				Tilt: c.tilt, TiltStrength: c.x.cfg.Tilt,
 			}})
 		}
 	}

@@ -168,22 +168,33 @@ func TestExplorerPublishesWhatItsPlanAsks(t *testing.T) {
 		name      string
 		mode      ExplorerMode
 		swapAll   bool
+		collect   int
+		tilt      float64
 		published int // tasks × (updates × group if swap-all + collect)
 		shaped    bool
 	}{
 		{name: "frozen copy, final collection", mode: ModeFrozen, published: 2 * 2},
 		{name: "random PRM, final collection", mode: ModeRandomPRM, published: 2 * 2, shaped: true},
 		{name: "random PRM, swap all", mode: ModeRandomPRM, swapAll: true, published: 2 * (2*3 + 2), shaped: true},
+		// A tilted explorer takes no training rollouts: it publishes its
+		// collection only, a group's worth when the plan collects none.
+		{name: "random PRM, tilted", mode: ModeRandomPRM, tilt: 3, published: 2 * 2, shaped: true},
+		{name: "random PRM, tilted, swap all", mode: ModeRandomPRM, tilt: 3, swapAll: true, collect: -1, published: 2 * 3, shaped: true},
+		{name: "frozen copy ignores the tilt", mode: ModeFrozen, tilt: 3, published: 2 * 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, js := setup(t)
-			x, err := NewExplorer(js, ExplorerConfig{Run: testRun, Mode: tt.mode, Logger: quietLogger()})
+			x, err := NewExplorer(js, ExplorerConfig{Run: testRun, Mode: tt.mode, Tilt: tt.tilt, Logger: quietLogger()})
 			if err != nil {
 				t.Fatal(err)
 			}
+			collectN := 2
+			if tt.collect != 0 {
+				collectN = max(0, tt.collect)
+			}
 			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), GroupSize: 3,
-				Updates: 2, Collect: 2, SwapAll: tt.swapAll, Seed: 9}
+				Updates: 2, Collect: collectN, SwapAll: tt.swapAll, Seed: 9}
 			raw, _ := json.Marshal(plan)
 			e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 4, Config: raw}
 			res, err := x.Explore(ctx, e, plan)
@@ -211,6 +222,9 @@ func TestExplorerPublishesWhatItsPlanAsks(t *testing.T) {
 			if res.EnvSteps < steps {
 				t.Errorf("env steps %d below the published trajectories' %d", res.EnvSteps, steps)
 			}
+			if tt.tilt > 0 && res.EnvSteps != steps {
+				t.Errorf("tilted explorer took %d env steps, but its published rollouts hold %d: it must not train", res.EnvSteps, steps)
+			}
 			ev := collect(t, ctx, js, "ctrl.cycle.explored")
 			if len(ev) != 1 || ev[0].Event.Cycle != 4 || ev[0].Event.Trajectories != int64(tt.published) {
 				t.Errorf("cycle.explored: %+v", ev)
@@ -224,6 +238,8 @@ func TestExplorerConfigErrors(t *testing.T) {
 		{Run: "bad run"},
 		{Run: testRun, Mode: "psychic"},
 		{Run: testRun, GateAUC: 1.5},
+		{Run: testRun, Tilt: -1},
+		{Run: testRun, Tilt: 2, PRMNoise: 0.1},
 	} {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("config %+v accepted", cfg)

@@ -98,6 +98,7 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.IntVar(&o.PRMWarmupTasks, "prm-warmup-tasks", 0, "tasks of the PRM warm-up when no --prm is given (default 64)")
 	fs.Float64Var(&o.PRMNoise, "prm-noise", 0, "σ of Gaussian noise on PRM scores (ablation)")
 	fs.Float64Var(&o.GateAUC, "gate-auc", 0, "explorer shapes only with a PRM whose held-out AUC reaches this (0: off)")
+	fs.Float64Var(&o.ExploreTilt, "explore-tilt", 0, "λ > 0: explorer acts with π_θ·exp(λ·PRM score) instead of training π_B (0: the paper's trained explorer)")
 	fs.BoolVar(&o.Verify, "verify", false, "swapper replays explorer trajectories to verify their outcome")
 	fs.IntVar(&o.EvalEvery, "eval-every", 0, "evaluate every this many updates (default 10)")
 	fs.IntVar(&o.EvalEpisodes, "eval-episodes", 0, "episodes per eval split (default 64)")
@@ -171,6 +172,9 @@ func modeText(o runOptions) string {
 	case o.DenseOnly:
 		return "dense-only (trained on the PRM)"
 	case o.RSPO:
+		if o.ExploreTilt > 0 {
+			return fmt.Sprintf("RSPO (explorer %s tilted, λ=%g, α=%g, k=%d)", o.Explorer, o.ExploreTilt, o.Alpha, o.K)
+		}
 		return fmt.Sprintf("RSPO (explorer %s, α=%g, k=%d)", o.Explorer, o.Alpha, o.K)
 	}
 	return "no RSPO"

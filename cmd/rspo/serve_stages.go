@@ -108,6 +108,7 @@ func newServeExplorerCmd() *cobra.Command {
 	fs.StringVar(&mode, "explorer", string(producers.ModePRM), "mode: prm|frozen|random-prm")
 	fs.Float64Var(&cfg.PRMNoise, "prm-noise", 0, "σ of Gaussian noise on PRM scores (ablation)")
 	fs.Float64Var(&cfg.GateAUC, "gate-auc", 0, "shape only with a PRM whose held-out AUC reaches this (0: off)")
+	fs.Float64Var(&cfg.Tilt, "tilt", 0, "λ > 0: act with π_θ·exp(λ·PRM score) instead of training π_B (0: the paper's trained explorer)")
 	fs.Float64Var(&lr, "lr", 0, "learning rate of π_B's updates (default: the learner's)")
 	fs.IntVar(&epochs, "epochs", 0, "epochs per explorer update (default: the learner's)")
 	fs.IntVar(&cfg.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
