@@ -42,7 +42,7 @@ func (r *Runner) ensurePRM(ctx context.Context, s *Suite, name string) (string, 
 		trajs = append(trajs, got...)
 	}
 	trajs = evenlySpaced(trajs, src.MaxTrajectories)
-	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{})
+	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: src.Target})
 	if err != nil {
 		return "", fmt.Errorf("experiments: prm source %s (%d trajectories): %w", name, len(trajs), err)
 	}

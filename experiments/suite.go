@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -75,6 +76,9 @@ type PRMSource struct {
 	// trained PRM is scored on (held-out AUC on the target setting), once
 	// their runs have finished.
 	EvaluateOn []string `json:"evaluate_on,omitempty"`
+	// Target is the PRM's fit target: "sum" (default, eq. 7) or "step"
+	// (every step fitted to the outcome: an action value for steering).
+	Target prm.Target `json:"target,omitempty"`
 }
 
 // QuickOverride shrinks a suite to finish in minutes.
@@ -172,6 +176,9 @@ func (s *Suite) Validate() error {
 		}
 	}
 	for name, src := range s.PRMSources {
+		if src.Target != "" && src.Target != prm.TargetSum && src.Target != prm.TargetStep {
+			bad("prm source %q: target %q: want %q or %q", name, src.Target, prm.TargetSum, prm.TargetStep)
+		}
 		for _, v := range append(append([]string(nil), src.Variants...), src.EvaluateOn...) {
 			if _, ok := seen[v]; !ok {
 				bad("prm source %q: unknown variant %q", name, v)

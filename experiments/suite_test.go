@@ -84,6 +84,9 @@ func TestSuiteValidateRejects(t *testing.T) {
 		{name: "bad algo", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a", "config": {"algo": "sarsa"}}]}`},
 		{name: "prm source after user", json: `{"name": "x", "seeds": [1], "prm_sources": {"p": {"variants": ["b"]}},
 			"variants": [{"name": "a", "prm_from": "p"}, {"name": "b"}]}`},
+		{name: "bad prm target", json: `{"name": "x", "seeds": [1], "prm_sources": {"p": {"variants": ["a"], "target": "vibes"}},
+			"variants": [{"name": "a"}, {"name": "b", "prm_from": "p"}]}`},
+		{name: "bad run prm target", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a", "config": {"prm_target": "vibes"}}]}`},
 		{name: "bad run name", json: `{"name": "x y", "seeds": [1], "variants": [{"name": "a"}]}`},
 	}
 	for _, tt := range tests {

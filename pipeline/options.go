@@ -41,6 +41,7 @@ type Options struct {
 	PRMFile          string  `json:"prm"`
 	PRMRefresh       bool    `json:"prm_refresh"`
 	PRMWarmupTasks   int     `json:"prm_warmup_tasks"`
+	PRMTarget        string  `json:"prm_target"`
 	PRMNoise         float64 `json:"prm_noise"`
 	GateAUC          float64 `json:"gate_auc"`
 	ExploreTilt      float64 `json:"explore_tilt"`
@@ -105,7 +106,7 @@ func (o Options) Config() (Config, error) {
 		ExploreGroupSize: o.ExploreGroupSize, ExploreCollect: o.ExploreCollect, ExploreCollectSet: true,
 		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
 		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
-		KeepVersions: o.KeepVersions,
+		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget)},
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, Seed: o.Seed},
 	}

@@ -52,6 +52,8 @@ type ModelInfo struct {
 	HeldoutSpearman float64 `json:"heldout_spearman,omitempty"`
 	// HeldoutMSE is the unweighted mean of (R̂ − R)² on held-out trajectories.
 	HeldoutMSE float64 `json:"heldout_mse,omitempty"`
+	// Target is what the step scores were fitted to (empty: TargetSum).
+	Target Target `json:"target,omitempty"`
 }
 
 // Model is the PRM: a frozen featurizer and a two-layer MLP head,

@@ -32,6 +32,9 @@ type TrainReport struct {
 	Weighting     Weighting `json:"weighting"`
 	SuccessWeight float64   `json:"success_weight"`
 	FailureWeight float64   `json:"failure_weight"`
+	// Target of the fit; with TargetStep the held-out figures score a
+	// trajectory by its mean step score instead of the sum.
+	Target Target `json:"target"`
 	// Epochs run and the epoch whose weights were kept (1-based).
 	Epochs    int `json:"epochs"`
 	BestEpoch int `json:"best_epoch"`
@@ -69,7 +72,8 @@ func (r TrainReport) Metrics() map[string]float64 {
 }
 
 // Train fits a PRM to trajectories with outcomes: the head is trained on the
-// class-weighted trajectory-level MSE (R̂_i − R_i)² (eq. 7) with Adam, on a
+// class-weighted trajectory-level MSE (R̂_i − R_i)² (eq. 7; or per step
+// with TargetStep) with Adam, on a
 // stratified split, stopping early on the held-out loss. The featurizer
 // stays frozen. With cfg.WarmStart the previous model's weights are the
 // starting point (it is not modified).
@@ -104,7 +108,7 @@ func Train(ctx context.Context, trajs []*schemas.Trajectory, cfg TrainConfig) (*
 	m.Info = ModelInfo{
 		Trained: true, TrainTrajectories: rep.Train, Heldout: rep.Heldout,
 		HeldoutSuccesses: rep.HeldoutEval.Successes, HeldoutAUC: rep.HeldoutEval.AUC,
-		HeldoutSpearman: rep.HeldoutEval.Spearman, HeldoutMSE: rep.HeldoutEval.MSE,
+		HeldoutSpearman: rep.HeldoutEval.Spearman, HeldoutMSE: rep.HeldoutEval.MSE, Target: cfg.Target,
 	}
 	return m, rep, nil
 }

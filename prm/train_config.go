@@ -18,6 +18,23 @@ const (
 	WeightNone Weighting = "none"
 )
 
+// Target says what the model's per-step scores are fitted to.
+type Target string
+
+const (
+	// TargetSum fits the summed score R̂ = Σ_t r̂_t to the outcome R (eq. 7,
+	// the paper's): how R is split over the steps is left free. The zero
+	// value selects it.
+	TargetSum Target = "sum"
+	// TargetStep fits every step's r̂(s_t, a_t) to the trajectory's outcome
+	// (the mean over steps of (r̂_t − R)²), so r̂(s, a) estimates the
+	// source policy's chance of success after taking a in s: an action
+	// value, the score acting-time steering (policy.RolloutOptions.Tilt)
+	// needs. Summed over a trajectory it is not a return: use it to steer,
+	// not to train an explorer on.
+	TargetStep Target = "step"
+)
+
 // TrainConfig configures Train. Copy it, set what you need; zero fields take
 // the documented defaults.
 type TrainConfig struct {
@@ -48,6 +65,8 @@ type TrainConfig struct {
 	HoldoutFraction float64
 	// Weighting of the loss. Default WeightBalanced.
 	Weighting Weighting
+	// Target of the fit. Default TargetSum.
+	Target Target
 	// WeightDecay is a decoupled L2 shrinkage of the weights per step
 	// (AdamW). Default 0 (none).
 	WeightDecay float64
@@ -83,6 +102,9 @@ func (c TrainConfig) withDefaults() TrainConfig {
 	if c.Weighting == "" {
 		c.Weighting = WeightBalanced
 	}
+	if c.Target == "" {
+		c.Target = TargetSum
+	}
 	return c
 }
 
@@ -113,6 +135,9 @@ func (c TrainConfig) Validate() error {
 	}
 	if c.Weighting != WeightBalanced && c.Weighting != WeightNone {
 		bad("Weighting", "%q is neither %q nor %q", c.Weighting, WeightBalanced, WeightNone)
+	}
+	if c.Target != TargetSum && c.Target != TargetStep {
+		bad("Target", "%q is neither %q nor %q", c.Target, TargetSum, TargetStep)
 	}
 	if c.WeightDecay < 0 || c.WeightDecay >= 1 || math.IsNaN(c.WeightDecay) {
 		bad("WeightDecay", "%v not in [0, 1)", c.WeightDecay)

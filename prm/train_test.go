@@ -141,10 +141,10 @@ func TestTrainErrors(t *testing.T) {
 }
 
 func TestTrainConfigValidateReportsEveryProblem(t *testing.T) {
-	cfg := TrainConfig{LearningRate: -1, BatchSize: -1, Patience: -2, Weighting: "x"}.withDefaults()
+	cfg := TrainConfig{LearningRate: -1, BatchSize: -1, Patience: -2, Weighting: "x", Target: "y"}.withDefaults()
 	err := cfg.Validate()
 	var n int
-	for _, field := range []string{"LearningRate", "BatchSize", "Patience", "Weighting"} {
+	for _, field := range []string{"LearningRate", "BatchSize", "Patience", "Weighting", "Target"} {
 		var ce *ConfigError
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 			if errors.As(e, &ce) && ce.Field == field {
@@ -152,8 +152,8 @@ func TestTrainConfigValidateReportsEveryProblem(t *testing.T) {
 			}
 		}
 	}
-	if n != 4 {
-		t.Errorf("Validate reported %d of the 4 bad fields: %v", n, err)
+	if n != 5 {
+		t.Errorf("Validate reported %d of the 5 bad fields: %v", n, err)
 	}
 }
 
@@ -264,5 +264,38 @@ func TestHoldoutSplitKeepsTasksTogether(t *testing.T) {
 	}
 	if len(side) == 0 {
 		t.Error("no task held out")
+	}
+}
+
+// With TargetStep every step estimates the outcome: steps of successful
+// trajectories score near 1 wherever they are, and failures near 0, so
+// the score of an action says how likely success is after it.
+func TestStepTargetScoresEveryStepByItsOutcome(t *testing.T) {
+	trajs, _ := prmtest.Decisive("train", 11, 400, 6)
+	m, rep, err := Train(t.Context(), trajs, TrainConfig{Target: TargetStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Target != TargetStep || m.Info.Target != TargetStep {
+		t.Fatalf("report target %q, model info target %q", rep.Target, m.Info.Target)
+	}
+	if rep.HeldoutEval.AUC < 0.95 {
+		t.Errorf("held-out AUC of the mean step score %.3f, want ≥ 0.95", rep.HeldoutEval.AUC)
+	}
+	cands := []string{prmtest.SuccessAction, prmtest.FailureAction}
+	got := make([]float64, 2)
+	m.ScoreActions(trajs[0].Instruction, trajs[0].Steps[0].Observation, cands, got)
+	if !(got[0] > 0.6 && got[1] < 0.4) {
+		t.Errorf("step scores: success action %.3f, failure action %.3f; want them near the outcomes 1 and 0", got[0], got[1])
+	}
+	// Under the sum target the same steps share the outcome with five
+	// others, so the decisive action scores well below 1.
+	ms, _, err := Train(t.Context(), trajs, TrainConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms.ScoreActions(trajs[0].Instruction, trajs[0].Steps[0].Observation, cands, got)
+	if got[0] > 0.9 {
+		t.Errorf("sum target scores the success action %.3f: the targets are not different", got[0])
 	}
 }

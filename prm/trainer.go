@@ -84,12 +84,21 @@ func (t *trainer) step(batch []int) {
 	}
 	clear(t.slotGrad)
 	for _, i := range batch {
+		steps := t.ds.steps[i]
+		if t.cfg.Target == TargetStep {
+			c := 2 * t.weight[i] / (float64(len(steps)) * wsum)
+			for _, r := range steps {
+				s := t.slotOf[r]
+				t.slotGrad[s] += c * (t.slotR[s] - t.ds.outcome[i])
+			}
+			continue
+		}
 		var rhat float64
-		for _, r := range t.ds.steps[i] {
+		for _, r := range steps {
 			rhat += t.slotR[t.slotOf[r]]
 		}
 		c := 2 * t.weight[i] * (rhat - t.ds.outcome[i]) / wsum
-		for _, r := range t.ds.steps[i] {
+		for _, r := range steps {
 			t.slotGrad[t.slotOf[r]] += c
 		}
 	}
@@ -144,8 +153,24 @@ func (t *trainer) trajectoryScores(idx []int) []float64 {
 	return out
 }
 
-// weightedLoss is the class-weighted mean of (R̂ − R)² over idx.
+// reportScores are the trajectory scores the report evaluates: R̂, or the
+// mean step score with TargetStep (whose steps each estimate R).
+func (t *trainer) reportScores(idx []int) []float64 {
+	scores := t.trajectoryScores(idx)
+	if t.cfg.Target == TargetStep {
+		for k, i := range idx {
+			scores[k] /= float64(max(1, len(t.ds.steps[i])))
+		}
+	}
+	return scores
+}
+
+// weightedLoss is the class-weighted training loss over idx: the mean of
+// (R̂ − R)², or with TargetStep of the per-trajectory mean of (r̂_t − R)².
 func (t *trainer) weightedLoss(idx []int) float64 {
+	if t.cfg.Target == TargetStep {
+		return t.stepLoss(idx)
+	}
 	scores := t.trajectoryScores(idx)
 	var loss, wsum float64
 	for k, i := range idx {
@@ -156,12 +181,29 @@ func (t *trainer) weightedLoss(idx []int) float64 {
 	return loss / wsum
 }
 
+// stepLoss is TargetStep's weighted loss over idx.
+func (t *trainer) stepLoss(idx []int) float64 {
+	t.forwardSlots(idx)
+	defer t.releaseSlots()
+	var loss, wsum float64
+	for _, i := range idx {
+		var l float64
+		for _, r := range t.ds.steps[i] {
+			d := t.slotR[t.slotOf[r]] - t.ds.outcome[i]
+			l += d * d
+		}
+		loss += t.weight[i] * l / float64(max(1, len(t.ds.steps[i])))
+		wsum += t.weight[i]
+	}
+	return loss / wsum
+}
+
 // report summarises the fitted (best) model.
 func (t *trainer) report(trajs []*schemas.Trajectory, cfg TrainConfig) TrainReport {
 	rep := TrainReport{
 		Version: t.m.Version, WarmStart: cfg.WarmStart != nil,
 		Trajectories: len(trajs), UniqueSteps: t.ds.numRows(),
-		Train: len(t.trainIdx), Heldout: len(t.heldIdx), Weighting: cfg.Weighting,
+		Train: len(t.trainIdx), Heldout: len(t.heldIdx), Weighting: cfg.Weighting, Target: cfg.Target,
 		Epochs: t.epochs, BestEpoch: t.bestEpoch, HeldoutWeightedMSE: t.bestLoss,
 	}
 	if cfg.WarmStart != nil {
@@ -174,13 +216,13 @@ func (t *trainer) report(trajs []*schemas.Trajectory, cfg TrainConfig) TrainRepo
 		}
 	}
 	rep.SuccessWeight, rep.FailureWeight = classWeights(t.ds.success, t.trainIdx, cfg.Weighting)
-	rep.TrainMSE = MSE(t.trajectoryScores(t.trainIdx), t.pick(t.ds.outcome, t.trainIdx))
+	rep.TrainMSE = MSE(t.reportScores(t.trainIdx), t.pick(t.ds.outcome, t.trainIdx))
 	held := t.pick(t.ds.outcome, t.heldIdx)
 	heldSuccess := make([]bool, len(t.heldIdx))
 	for k, i := range t.heldIdx {
 		heldSuccess[k] = t.ds.success[i]
 	}
-	rep.HeldoutEval = evaluation(t.trajectoryScores(t.heldIdx), held, heldSuccess)
+	rep.HeldoutEval = evaluation(t.reportScores(t.heldIdx), held, heldSuccess)
 	mean := 0.0
 	for _, i := range t.trainIdx {
 		mean += t.ds.outcome[i] / float64(len(t.trainIdx))

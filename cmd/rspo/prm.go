@@ -157,7 +157,7 @@ func (f *prmPublishFlags) run(ctx context.Context, nf *natsFlags, m *prm.Model, 
 type prmTrainFlags struct {
 	dim, hidden, batch, epochs, patience int
 	lr, holdout, weightDecay             float64
-	weighting, warm                      string
+	weighting, target, warm              string
 	seed                                 uint64
 	version                              int64
 }
@@ -172,6 +172,7 @@ func (f *prmTrainFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.holdout, "holdout", 0, "held-out fraction, stratified by success (default 0.2)")
 	fs.Float64Var(&f.weightDecay, "weight-decay", 0, "decoupled weight decay per step (default 0)")
 	fs.StringVar(&f.weighting, "weighting", string(prm.WeightBalanced), "loss weighting: balanced (successes and failures count equally) or none")
+	fs.StringVar(&f.target, "target", string(prm.TargetSum), "fit target: sum (Σ_t r̂_t to the outcome, eq. 7) or step (every r̂_t to the outcome: an action value, for --explore-tilt)")
 	fs.StringVar(&f.warm, "warm", "", "warm-start from this PRM snapshot (keeps its featurizer and shape)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the projection, the init, the split and the shuffling")
 	fs.Int64Var(&f.version, "version", 0, "version of the trained model (default: the warm start's + 1, or 1)")
@@ -182,7 +183,7 @@ func (f *prmTrainFlags) config() (prm.TrainConfig, error) {
 	cfg := prm.TrainConfig{
 		Model: prm.ModelConfig{Hidden: f.hidden}, Version: f.version, LearningRate: f.lr, BatchSize: f.batch,
 		MaxEpochs: f.epochs, Patience: f.patience, HoldoutFraction: f.holdout,
-		Weighting: prm.Weighting(f.weighting), WeightDecay: f.weightDecay, Seed: f.seed,
+		Weighting: prm.Weighting(f.weighting), Target: prm.Target(f.target), WeightDecay: f.weightDecay, Seed: f.seed,
 	}
 	if f.warm != "" {
 		m, err := prm.LoadFile(f.warm)

@@ -53,6 +53,7 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		{"unknown config key", []string{"--config", "testdata/bad-run-config.json"}, []string{`unknown field "group"`, "group_size"}},
 		{"missing PRM file", []string{"--prm", "no-such.prm"}, []string{"no-such.prm"}},
 		{"alpha 0 with RSPO", []string{"--alpha", "0"}, []string{"alpha 0", "rspo=false"}},
+		{"unknown PRM target", []string{"--prm-target", "vibes"}, []string{`PRM target "vibes"`}},
 		{"negative tilt", []string{"--explore-tilt", "-1"}, []string{"explore tilt -1"}},
 		{"tilt with PRM noise", []string{"--explore-tilt", "3", "--prm-noise", "0.1"}, []string{"tilt and PRM noise"}},
 	}

@@ -195,6 +195,9 @@ func (c Config) Validate() error {
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if t := c.PRMTrain.Target; t != "" && t != prm.TargetSum && t != prm.TargetStep {
+		bad("PRM target %q: want %q or %q", t, prm.TargetSum, prm.TargetStep)
+	}
 	return errors.Join(errs...)
 }
 
