@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rspo-dev/rspo/prm"
 )
 
 // TestSmokeSuite trains a tiny suite end to end, resumes it without
@@ -57,7 +59,14 @@ func TestSmokeSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Smoke suite", "| GRPO | 1 | ", "| RSPO+GRPO | 1 | ", "rspo experiment --suite smoke", "![Eval success vs learner update]"} {
+	m, err := prm.LoadFile(r.PRMFile(s.Name, "src-step"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Info.Target != prm.TargetStep {
+		t.Errorf("PRM source src-step fitted to %q, want the step target", m.Info.Target)
+	}
+	for _, want := range []string{"## Smoke suite", "| GRPO | 1 | ", "| RSPO+GRPO | 1 | ", "| RSPO+GRPO, tilted explorer | 1 | ", "rspo experiment --suite smoke", "![Eval success vs learner update]"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("page lacks %q:\n%s", want, text)
 		}
