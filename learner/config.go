@@ -48,6 +48,24 @@ const (
 	FallbackDrop Fallback = "drop"
 )
 
+// OffRatio says which probability the off-policy term's ratio is taken
+// against.
+type OffRatio string
+
+// The off-policy ratios.
+const (
+	// OffRatioBehaviour is eq. 4: r = π_θ/π_B, clipped around
+	// c = π_old/π_B. A buffer step whose action π_B made much likelier
+	// than π_θ does gets a gradient weight of about π_old/π_B ≪ 1.
+	OffRatioBehaviour OffRatio = "behaviour"
+	// OffRatioOld ignores π_B: r = π_θ/π_old clipped around 1, as if
+	// π_θ had produced the buffer trajectory. Biased (not an importance-
+	// sampled estimate), it learns from a swapped-in success at full
+	// weight however unlikely its actions were under π_θ — self-imitation
+	// of the explorer's successes, with the PPO clip as the trust region.
+	OffRatioOld OffRatio = "old"
+)
+
 // Config holds the learner's hyper-parameters. Zero fields take the
 // defaults listed; Validate reports every invalid field.
 type Config struct {
@@ -62,6 +80,8 @@ type Config struct {
 	EpsOn float64
 	// EpsOff is the off-policy clip ε around c = π_old/π_B. Default 0.1.
 	EpsOff float64
+	// OffRatio selects the off-policy ratio. Default OffRatioBehaviour.
+	OffRatio OffRatio
 	// Beta weighs KL(π_θ‖π_ref). Default 0.01; NoKL turns it off.
 	Beta float64
 	// EntropyCoef weighs an entropy bonus. Default 0.
@@ -136,6 +156,9 @@ func (c Config) WithDefaults() Config {
 	if c.OffPolicyFallback == "" {
 		c.OffPolicyFallback = FallbackBatch
 	}
+	if c.OffRatio == "" {
+		c.OffRatio = OffRatioBehaviour
+	}
 	def(&c.Alpha, 1.0/8)
 	def(&c.EpsOn, 0.2)
 	def(&c.EpsOff, 0.1)
@@ -189,6 +212,9 @@ func (c Config) Validate() error {
 	}
 	if c.OffPolicyFallback != FallbackBatch && c.OffPolicyFallback != FallbackDrop {
 		bad("OffPolicyFallback", "%q is not batch or drop", c.OffPolicyFallback)
+	}
+	if c.OffRatio != OffRatioBehaviour && c.OffRatio != OffRatioOld {
+		bad("OffRatio", "%q is not behaviour or old", c.OffRatio)
 	}
 	if !in(c.Alpha, 0, 1) || c.Alpha == 1 {
 		bad("Alpha", "%v not in (0, 1)", c.Alpha)

@@ -151,11 +151,15 @@ func (t *Trainer) stepLoss(s *sample, j int, ps *policy.Pass, w float64, nOn int
 	logP, adv := ps.LogProbs[a], s.adv[j]
 	var obj, dLogP, ratio float64
 	var clipped bool
-	if s.off {
+	switch {
+	case s.off && c.OffRatio == OffRatioOld:
+		obj, dLogP, ratio, clipped = Surrogate(logP, s.oldLogP[j], 0, c.EpsOff, adv)
+		st.c.add(exp(s.oldLogP[j] - s.behLogP[j]))
+	case s.off:
 		logC := s.oldLogP[j] - s.behLogP[j]
 		obj, dLogP, ratio, clipped = Surrogate(logP, s.behLogP[j], logC, c.EpsOff, adv)
 		st.c.add(exp(logC))
-	} else {
+	default:
 		obj, dLogP, ratio, clipped = Surrogate(logP, s.oldLogP[j], 0, c.EpsOn, adv)
 	}
 	kl, h := policy.KL(ps.LogProbs, s.refLogP[j]), policy.Entropy(ps.LogProbs)

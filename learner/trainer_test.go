@@ -36,6 +36,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "gamma above one", cfg: Config{Gamma: 1.5}, field: "Gamma"},
 		{name: "NaN lambda", cfg: Config{Lambda: math.NaN()}, field: "Lambda"},
 		{name: "fallback", cfg: Config{OffPolicyFallback: "ignore"}, field: "OffPolicyFallback"},
+		{name: "off ratio", cfg: Config{OffRatio: "current"}, field: "OffRatio"},
+		{name: "off ratio old", cfg: Config{OffRatio: OffRatioOld}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,5 +290,39 @@ func TestWorkers(t *testing.T) {
 	}
 	if math.Abs(st1.Loss-st3.Loss) > 1e-9 || st1.OnSteps != st3.OnSteps || math.Abs(st1.KLOff-st3.KLOff) > 1e-9 {
 		t.Fatalf("stats differ: %+v vs %+v", st1, st3)
+	}
+}
+
+// A buffer success whose actions π_B made much likelier than π_θ does is
+// learnt from at weight ≈ π_θ/π_B under eq. 4, and at full weight with
+// OffRatioOld: the off-policy term's gradient is about π_B/π_θ ≈ 3 times
+// larger. (Compared on the gradient: Adam's first step is scale-free.)
+func TestOffRatioOldLearnsFromUnlikelyBufferActionsAtFullWeight(t *testing.T) {
+	var on []*schemas.Trajectory
+	for i := range 4 {
+		on = append(on, fakeTrajectory(string(rune('a'+i)), "task", "grp", false, 2))
+	}
+	offGrad := func(ratio OffRatio) float64 {
+		off := fakeTrajectory("buf", "task", "", true, 2)
+		off.Source, off.Swapped = schemas.SourceExplore, true
+		for i := range off.Steps { // π_B all but certain of "take", π_θ ≈ 1/3
+			off.Steps[i].Action, off.Steps[i].ActionIndex, off.Steps[i].BehaviorLogProb = "take coin 1 from room 2", 1, math.Log(0.99)
+		}
+		p := smallPolicy(t, 1)
+		tr := newTrainer(t, p, Config{OffRatio: ratio, Beta: NoKL})
+		samples, err := tr.prepare(on, []*schemas.Trajectory{off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.oldPass(samples)
+		tr.assignAdvantages(samples, groupSamples(samples))
+		g := p.NewGrads()
+		tr.accumulate(samples, nil, []int{len(samples) - 1}, g, &accum{})
+		return g.Norm()
+	}
+	gb, gOld := offGrad(OffRatioBehaviour), offGrad(OffRatioOld)
+	t.Logf("off-policy gradient norm: behaviour ratio %.4g, old ratio %.4g", gb, gOld)
+	if !(gb > 0) || !(gOld > 2*gb) {
+		t.Fatalf("off-policy gradient norm with the behaviour ratio %v, with the old ratio %v: want both positive and the latter ≥ 2× larger", gb, gOld)
 	}
 }

@@ -33,6 +33,7 @@ type Options struct {
 	Beta       float64           `json:"beta"`
 	EpsOn      float64           `json:"eps_on"`
 	EpsOff     float64           `json:"eps_off"`
+	OffRatio   string            `json:"off_ratio"`
 
 	Explorer         string  `json:"explorer"`
 	SwapAll          bool    `json:"swap_all"`
@@ -108,7 +109,7 @@ func (o Options) Config() (Config, error) {
 		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget)},
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
-			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, Seed: o.Seed},
+			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio), Seed: o.Seed},
 	}
 	if o.Beta < 0 {
 		lc.Trainer.Beta = learner.NoKL

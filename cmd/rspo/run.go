@@ -89,6 +89,7 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.Float64Var(&o.Beta, "beta", 0, "KL weight β to the reference policy (default: the learner's; negative turns KL off)")
 	fs.Float64Var(&o.EpsOn, "eps-on", 0, "on-policy clip ε (default 0.2)")
 	fs.Float64Var(&o.EpsOff, "eps-off", 0, "off-policy clip ε around π_old/π_B (default 0.1)")
+	fs.StringVar(&o.OffRatio, "off-ratio", "", "off-policy ratio: behaviour (default, eq. 4: π_θ/π_B clipped around π_old/π_B) or old (π_θ/π_old: learn from buffer successes at full weight, biased)")
 	fs.StringVar(&o.Explorer, "explorer", o.Explorer, "explorer mode: prm|frozen|random-prm")
 	fs.BoolVar(&o.SwapAll, "swap-all", false, "swap every explorer training rollout into the buffer, not only the final collection")
 	fs.IntVar(&o.ExploreGroupSize, "explore-group", 0, "explorer rollouts per task in each of its updates (default N/2)")

@@ -54,6 +54,7 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		{"missing PRM file", []string{"--prm", "no-such.prm"}, []string{"no-such.prm"}},
 		{"alpha 0 with RSPO", []string{"--alpha", "0"}, []string{"alpha 0", "rspo=false"}},
 		{"unknown PRM target", []string{"--prm-target", "vibes"}, []string{`PRM target "vibes"`}},
+		{"unknown off-policy ratio", []string{"--off-ratio", "current"}, []string{`"current" is not behaviour or old`}},
 		{"negative tilt", []string{"--explore-tilt", "-1"}, []string{"explore tilt -1"}},
 		{"tilt with PRM noise", []string{"--explore-tilt", "3", "--prm-noise", "0.1"}, []string{"tilt and PRM noise"}},
 	}
