@@ -19,6 +19,10 @@ type Agent struct {
 	hist   []Turn
 	last   Turn // the observation and action of the previous call
 	acted  bool
+	// tilt, with lambda > 0, steers the agent as RolloutOptions.Tilt does.
+	tilt   ActionScorer
+	lambda float64
+	scores []float64
 }
 
 var _ envs.Agent = (*Agent)(nil)
@@ -27,6 +31,14 @@ var _ envs.Agent = (*Agent)(nil)
 // its most probable action (greedy true).
 func NewAgent(p *Policy, greedy bool) *Agent {
 	return &Agent{p: p, greedy: greedy, fz: p.NewFeaturizer()}
+}
+
+// WithTilt makes the agent act with the policy tilted by s, q(a|s) ∝
+// π(a|s)·exp(λ·score(s,a)), as a tilted explorer does; λ ≤ 0 or a nil s
+// turns it off. It returns a.
+func (a *Agent) WithTilt(s ActionScorer, lambda float64) *Agent {
+	a.tilt, a.lambda = s, lambda
+	return a
 }
 
 // Act implements envs.Agent. It returns envs.ErrNoActions when the episode
@@ -50,6 +62,11 @@ func (a *Agent) Act(ep envs.Episode, rng *rand.Rand) (string, error) {
 		return "", err
 	}
 	a.p.Forward(f, &a.ps)
+	if a.tilt != nil && a.lambda > 0 {
+		a.scores = grow(a.scores, len(s.Admissible))
+		a.tilt.ScoreActions(s.Instruction, s.Observation, s.Admissible, a.scores)
+		tilt(&a.ps, a.scores, a.lambda)
+	}
 	idx := Argmax(a.ps.Probs)
 	if !a.greedy {
 		idx = SampleIndex(a.ps.Probs, rng)

@@ -38,3 +38,39 @@ func TestAgentMatchesRollout(t *testing.T) {
 		t.Fatalf("Evaluate: %+v %v", rep.Overall, err)
 	}
 }
+
+// A tilted agent plays what a tilted rollout plays: evaluating a PRM's
+// steering (`rspo eval --tilt-prm`) measures the explorer's behaviour.
+func TestTiltedAgentMatchesTiltedRollout(t *testing.T) {
+	env := policytest.Courier{}
+	tasks, _ := env.Tasks(envs.SplitEvalIn, 5, 0)
+	p := randomPolicy(t)
+	agent := policy.NewAgent(p, true).WithTilt(byLength, 3)
+	changed := 0
+	for _, task := range tasks {
+		ep, _, err := envs.RunEpisode(env, task, agent, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := policy.Rollout(context.Background(), env, task, p, policy.RolloutOptions{Greedy: true, Tilt: byLength, TiltStrength: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		untilted, err := policy.Rollout(context.Background(), env, task, p, policy.RolloutOptions{Greedy: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ep.Steps() != len(tr.Steps) || ep.Success() != tr.Success {
+			t.Fatalf("%s: agent took %d steps (success %v), tilted rollout %d (success %v)", task.ID, ep.Steps(), ep.Success(), len(tr.Steps), tr.Success)
+		}
+		for i := range min(len(tr.Steps), len(untilted.Steps)) {
+			if tr.Steps[i].Action != untilted.Steps[i].Action {
+				changed++
+				break
+			}
+		}
+	}
+	if changed == 0 {
+		t.Fatal("the tilt changed no episode: the check would not see a missing tilt")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	_ "github.com/rspo-dev/rspo/envs/household" // registers "household"
 	_ "github.com/rspo-dev/rspo/envs/shop"      // registers "shop"
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/prm"
 )
 
 func init() { addCommand(newEvalCmd) }
@@ -31,11 +33,21 @@ const defaultTrainEpisodes = 500
 var evalPolicies = map[string]func(env envs.Env) (envs.Agent, error){
 	"random": func(envs.Env) (envs.Agent, error) { return envs.RandomAgent{}, nil },
 	"expert": func(env envs.Env) (envs.Agent, error) { return envs.NewExpertAgent(env) },
+	// untrained is the policy every run starts from.
+	"untrained": func(envs.Env) (envs.Agent, error) {
+		p, err := policy.New(policy.Config{})
+		if err != nil {
+			return nil, err
+		}
+		return policy.NewAgent(p, false), nil
+	},
 }
 
 // evalFlags are the flags of `rspo eval`.
 type evalFlags struct {
 	env, split, policy string
+	tiltPRM            string
+	tilt               float64
 	episodes           int
 	seed               int64
 	json, greedy       bool
@@ -54,7 +66,8 @@ func newEvalCmd() *cobra.Command {
 			"--seed also seeds the policy's sampling, so a command line always prints the same figures.",
 		Example: "  rspo eval --env household --split eval_in_distribution --policy expert\n" +
 			"  rspo eval --env household --split train --policy random --episodes 5000 --env-opt preset=easy\n" +
-			"  rspo eval --env shop --split eval --policy random --json | jq .overall",
+			"  rspo eval --env shop --split eval --policy random --json | jq .overall\n" +
+			"  rspo eval --policy untrained --tilt-prm easy-step.prm --tilt 10 --env-opt preset=medium   # how far a PRM steers",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := runEval(cmd, f)
@@ -78,6 +91,8 @@ func newEvalCmd() *cobra.Command {
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the train tasks and of the policy's sampling")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of a table")
 	fs.StringToStringVar(&f.envOpts, "env-opt", nil, "environment option key=value, e.g. preset=easy,max_steps=30")
+	fs.StringVar(&f.tiltPRM, "tilt-prm", "", "act with the policy tilted by this PRM snapshot, π·exp(λ·r̂), as a tilted explorer does (untrained or FILE policies)")
+	fs.Float64Var(&f.tilt, "tilt", 10, "λ of --tilt-prm")
 	return cmd
 }
 
@@ -119,11 +134,37 @@ func runEval(cmd *cobra.Command, f evalFlags) (evalResult, error) {
 	if err != nil {
 		return evalResult{}, fmt.Errorf("--policy %s: %w", f.policy, err)
 	}
+	if agent, err = tiltAgent(agent, f); err != nil {
+		return evalResult{}, err
+	}
 	rep, err := envs.Evaluate(cmd.Context(), env, tasks, agent, envs.EvalOptions{Episodes: episodes, Seed: f.seed})
 	if err != nil {
 		return evalResult{}, err
 	}
-	return evalResult{Split: f.split, Policy: f.policy, Seed: f.seed, Options: f.envOpts, Tasks: len(tasks), Report: rep}, nil
+	res := evalResult{Split: f.split, Policy: f.policy, Seed: f.seed, Options: f.envOpts, Tasks: len(tasks), Report: rep}
+	if f.tiltPRM != "" {
+		res.Policy = fmt.Sprintf("%s tilted by %s (λ=%g)", f.policy, f.tiltPRM, f.tilt)
+	}
+	return res, nil
+}
+
+// tiltAgent applies --tilt-prm to a policy agent.
+func tiltAgent(agent envs.Agent, f evalFlags) (envs.Agent, error) {
+	if f.tiltPRM == "" {
+		return agent, nil
+	}
+	pa, ok := agent.(*policy.Agent)
+	if !ok {
+		return nil, fmt.Errorf("--tilt-prm steers a policy: use --policy untrained or a snapshot FILE, not %s", f.policy)
+	}
+	if !(f.tilt > 0) || math.IsInf(f.tilt, 0) {
+		return nil, fmt.Errorf("--tilt %v: want a finite λ > 0", f.tilt)
+	}
+	m, err := prm.LoadFile(f.tiltPRM)
+	if err != nil {
+		return nil, fmt.Errorf("--tilt-prm: %w", err)
+	}
+	return pa.WithTilt(m, f.tilt), nil
 }
 
 // evalTasks returns the tasks to evaluate and the number of episodes.

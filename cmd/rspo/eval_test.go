@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/prm"
 )
 
 // decodeEval runs `rspo eval args... --json` and decodes the result.
@@ -91,7 +92,10 @@ func TestEvalFlagErrors(t *testing.T) {
 		{"unknown env", []string{"--env", "zoo"}, `unknown environment "zoo"`},
 		{"unknown split", []string{"--split", "valid_seen"}, `--split "valid_seen": household has splits train`},
 		{"split of the other env", []string{"--env", "shop", "--split", "eval_in_distribution"}, "shop has splits"},
-		{"unknown policy", []string{"--policy", "oracle"}, `--policy "oracle": neither a known policy (expert, random) nor a snapshot file`},
+		{"unknown policy", []string{"--policy", "oracle"}, `--policy "oracle": neither a known policy (expert, random, untrained) nor a snapshot file`},
+		{"tilt of a non-policy", []string{"--policy", "expert", "--tilt-prm", "x.prm"}, "--tilt-prm steers a policy"},
+		{"missing tilt PRM", []string{"--policy", "untrained", "--tilt-prm", "no-such.prm"}, "--tilt-prm"},
+		{"zero tilt", []string{"--policy", "untrained", "--tilt-prm", "x.prm", "--tilt", "0"}, "--tilt 0"},
 		{"not a snapshot", []string{"--policy", "eval_test.go"}, "--policy eval_test.go: policy:"},
 		{"negative episodes", []string{"--episodes", "-3"}, "--episodes -3"},
 		{"bad env option", []string{"--env-opt", "preset=nightmare"}, `unknown preset "nightmare"`},
@@ -131,5 +135,21 @@ func TestEvalTrainedPolicySnapshot(t *testing.T) {
 	}
 	if again := decodeEval(t, args...); again.Overall != r.Overall {
 		t.Errorf("same seed, different result: %+v vs %+v", again.Overall, r.Overall)
+	}
+}
+
+func TestEvalTiltedUntrainedPolicy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "random.prm")
+	if err := prm.SaveFile(path, prm.Random(1)); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--split", "train", "--episodes", "20", "--env-opt", "preset=easy", "--policy", "untrained",
+		"--tilt-prm", path, "--tilt", "30"}
+	tilted := decodeEval(t, args...)
+	if !strings.Contains(tilted.Policy, "untrained tilted by") || tilted.Overall.Episodes != 20 {
+		t.Fatalf("tilted eval: policy %q, %d episodes", tilted.Policy, tilted.Overall.Episodes)
+	}
+	if again := decodeEval(t, args...); again.Overall != tilted.Overall {
+		t.Errorf("same seed, different result: %+v vs %+v", again.Overall, tilted.Overall)
 	}
 }
