@@ -264,16 +264,20 @@ func writePRMTable(b *bytes.Buffer, res *SuiteResult) {
 	if len(res.PRMs) == 0 {
 		return
 	}
-	b.WriteString("**PRMs trained on other runs** (AUC of the summed PRM score for success vs failure: on held-out trajectories of the source runs, and on every on-policy trajectory of the target variants' runs).\n\n")
-	header(b, "PRM", "trained on", "trajectories (successes)", "held-out AUC", "target runs", "target AUC", "target mean score success / failure")
+	b.WriteString("**PRMs trained on other runs** (AUC of the PRM score for success vs failure — the summed score, or the mean step score for a step-target PRM in the held-out column: on held-out trajectories of the source runs, and on every on-policy trajectory of the target variants' runs. Steering: success of the untrained policy on " +
+		fmt.Sprint(SteerEpisodes) + " train tasks of this suite's setting, alone → tilted by the PRM at λ = " + fmt.Sprint(SteerLambda) + " (→ tilted by a random PRM), as `rspo eval --policy untrained --tilt-prm FILE` measures it).\n\n")
+	header(b, "PRM", "trained on", "trajectories (successes)", "held-out AUC", "target runs", "target AUC", "target mean score success / failure", "steering")
 	for _, p := range res.PRMs {
-		target, auc, means := "–", "–", "–"
+		target, auc, means, steer := "–", "–", "–", "–"
 		if p.Target != nil {
 			target = fmt.Sprintf("%s (%d trajectories, %d successes)", strings.Join(p.TargetVariants, ", "), p.Target.Trajectories, p.Target.Successes)
 			auc = fmt.Sprintf("%.2f", p.Target.AUC)
 			means = fmt.Sprintf("%.2f / %.2f", p.Target.MeanScoreSuccess, p.Target.MeanScoreFailure)
 		}
-		row(b, p.Name, p.Note, fmt.Sprintf("%d (%d)", p.Trajs, p.Succ), fmt.Sprintf("%.2f", p.AUC), target, auc, means)
+		if p.Steer != nil {
+			steer = fmt.Sprintf("%.3f → %.3f (random PRM %.3f)", p.Steer.Alone, p.Steer.Tilted, p.Steer.RandomPRM)
+		}
+		row(b, p.Name, p.Note, fmt.Sprintf("%d (%d)", p.Trajs, p.Succ), fmt.Sprintf("%.2f", p.AUC), target, auc, means, steer)
 	}
 	b.WriteString("\n")
 }

@@ -63,6 +63,9 @@ func TestSmokeSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(res.PRMs) != 1 || res.PRMs[0].Steer == nil || res.PRMs[0].Steer.Episodes != SteerEpisodes {
+		t.Errorf("PRM reports %+v: want one, with its steering measured on %d episodes", res.PRMs, SteerEpisodes)
+	}
 	if m.Info.Target != prm.TargetStep {
 		t.Errorf("PRM source src-step fitted to %q, want the step target", m.Info.Target)
 	}
