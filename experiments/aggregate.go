@@ -73,6 +73,9 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 		if err != nil {
 			continue
 		}
+		if run.FinalEval, err = r.finalEval(ctx, r.RunDir(j), r.ReportDir(j), &run, j.Config); err != nil {
+			return nil, err
+		}
 		// Keep the page's raw files free of where this data directory is.
 		if rel, err := filepath.Rel(r.DataDir, run.Summary.ReportDir); err == nil {
 			run.Summary.ReportDir = filepath.ToSlash(rel)
@@ -179,6 +182,12 @@ func runFigures(run RunResult, res *SuiteResult) []figure {
 	}
 	for _, u := range res.EvalUpdates {
 		out = append(out, figure{fmt.Sprintf("success@u%d", u), interpolate(ev, float64(u), byUpdate)})
+	}
+	if v, ok := run.FinalEval[run.FirstSplit]; ok {
+		out = append(out, figure{"final_success_full", v})
+	}
+	for split, v := range run.FinalEval {
+		out = append(out, figure{"final_success_full:" + split, v})
 	}
 	for k, pts := range s {
 		if rest, ok := strings.CutPrefix(k, "eval:"); ok && strings.HasSuffix(rest, ":success_rate") && !strings.HasPrefix(rest, ":") {

@@ -129,8 +129,8 @@ func header(b *bytes.Buffer, cells ...string) {
 }
 
 func writeMainTable(b *bytes.Buffer, res *SuiteResult) {
-	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"@ E\" reads each run's eval curve at E = %.0f environment steps, explorer steps counted — the fewest any run of %s spent in its %d updates; \"–\" where a run's curve does not reach E or starts after it).\n\n", res.Budget, res.BudgetVariant, res.budgetUpdates())
-	cols := []string{"variant", "seeds", "final success", "final score"}
+	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"final, %d episodes\" is the final policy evaluated again after the run on %d episodes of that split, the figure to compare when success rates are a few points apart; \"@ E\" reads each run's eval curve at E = %.0f environment steps, explorer steps counted — the fewest any run of %s spent in its %d updates; \"–\" where a run's curve does not reach E or starts after it).\n\n", FinalEvalEpisodes, FinalEvalEpisodes, res.Budget, res.BudgetVariant, res.budgetUpdates())
+	cols := []string{"variant", "seeds", "final success", fmt.Sprintf("final, %d episodes", FinalEvalEpisodes), "final score"}
 	mid := int64(-1)
 	if n := len(res.EvalUpdates); n > 1 {
 		mid = res.EvalUpdates[(n-1)/2]
@@ -140,7 +140,7 @@ func writeMainTable(b *bytes.Buffer, res *SuiteResult) {
 		"seeds stuck at 0", "env steps / update", "wall s", "peak MiB")
 	header(b, cols...)
 	for _, v := range res.Variants {
-		cells := []string{label(v), fmt.Sprint(len(v.Runs)), v.Figure("final_success").String(), v.Figure("final_score").String()}
+		cells := []string{label(v), fmt.Sprint(len(v.Runs)), v.Figure("final_success").String(), v.Figure("final_success_full").String(), v.Figure("final_score").String()}
 		if mid >= 0 {
 			cells = append(cells, v.Figure(fmt.Sprintf("success@u%d", mid)).String())
 		}
@@ -229,7 +229,8 @@ func writeCompareTable(b *bytes.Buffer, res *SuiteResult) {
 	for _, v := range res.Variants {
 		byName[v.Name] = v
 	}
-	b.WriteString("**Comparisons.** Δ final: treatment − baseline at equal learner updates. Equal steps: both read at E = the fewest environment steps any run of the two spent by its last evaluation (explorer counted). Cost as ratios.\n\n")
+	fmt.Fprintf(b, "**Comparisons.** Δ final: treatment − baseline at equal learner updates (in brackets on the final policies' %d-episode evaluation).", FinalEvalEpisodes)
+	b.WriteString(" Equal steps: both read at E = the fewest environment steps any run of the two spent by its last evaluation (explorer counted). Cost as ratios.\n\n")
 	header(b, "baseline", "treatment", "Δ final success", "E (steps)", "baseline @ E", "treatment @ E", "wall ×", "peak memory ×", "env steps / update ×")
 	for _, pair := range res.Suite.Compare {
 		base, treat := byName[pair[0]], byName[pair[1]]
@@ -240,7 +241,11 @@ func writeCompareTable(b *bytes.Buffer, res *SuiteResult) {
 		ratio := func(f string) string {
 			return fmt.Sprintf("%.2f", treat.Figure(f).Mean/base.Figure(f).Mean)
 		}
-		row(b, base.Label, treat.Label, fmt.Sprintf("%+.2f", treat.Figure("final_success").Mean-base.Figure("final_success").Mean),
+		delta := fmt.Sprintf("%+.2f", treat.Figure("final_success").Mean-base.Figure("final_success").Mean)
+		if bf, tf := base.Figure("final_success_full"), treat.Figure("final_success_full"); bf.N > 0 && tf.N > 0 {
+			delta += fmt.Sprintf(" (%+.3f)", tf.Mean-bf.Mean)
+		}
+		row(b, base.Label, treat.Label, delta,
 			fmt.Sprintf("%.0f", e), base.SuccessAt(e).String(), treat.SuccessAt(e).String(),
 			ratio("wall_s"), ratio("peak_mib"), ratio("env_steps_per_update"))
 	}

@@ -36,6 +36,12 @@ type RunResult struct {
 	// also as "eval::<value>"), "update:<value>", "prm:<value>",
 	// "explore:<value>".
 	Series map[string][]Point `json:"series"`
+	// FirstSplit is the eval split the run evaluated first (the one the
+	// "eval::" series and the tables read).
+	FirstSplit string `json:"first_split,omitempty"`
+	// FinalEval is the final policy evaluated on FinalEvalEpisodes
+	// episodes of each eval split (nil when the run kept no policy).
+	FinalEval map[string]float64 `json:"final_eval,omitempty"`
 }
 
 // seriesKeys are the values of update, explore and prm events kept.
@@ -100,7 +106,7 @@ func (r *RunResult) addEvents(events []schemas.MetricsEvent) {
 		case "eval":
 			split := m.Labels["split"]
 			if firstSplit == "" {
-				firstSplit = split
+				firstSplit, r.FirstSplit = split, split
 			}
 			for k, v := range m.Values {
 				r.add("eval:"+split+":"+k, p(v))

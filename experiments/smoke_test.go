@@ -46,6 +46,9 @@ func TestSmokeSuite(t *testing.T) {
 		if got := v.Figure("final_success").N; got != 1 {
 			t.Errorf("variant %s: final success over %d seeds, want 1", v.Name, got)
 		}
+		if got := v.Figure("final_success_full").N; got != 1 {
+			t.Errorf("variant %s: final policy's %d-episode evaluation over %d seeds, want 1", v.Name, FinalEvalEpisodes, got)
+		}
 	}
 	if got := res.Variants[1].Figure("env_steps_per_update").Mean; got <= res.Variants[0].Figure("env_steps_per_update").Mean {
 		t.Errorf("RSPO env steps per update %v, want more than GRPO's (explorer counted)", got)
@@ -69,7 +72,7 @@ func TestSmokeSuite(t *testing.T) {
 	if m.Info.Target != prm.TargetStep {
 		t.Errorf("PRM source src-step fitted to %q, want the step target", m.Info.Target)
 	}
-	for _, want := range []string{"## Smoke suite", "| GRPO | 1 | ", "| RSPO+GRPO | 1 | ", "| RSPO+GRPO, tilted explorer | 1 | ", "rspo experiment --suite smoke", "![Eval success vs learner update]"} {
+	for _, want := range []string{"## Smoke suite", "| GRPO | 1 | ", "final, 512 episodes", "| RSPO+GRPO | 1 | ", "| RSPO+GRPO, tilted explorer | 1 | ", "rspo experiment --suite smoke", "![Eval success vs learner update]"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("page lacks %q:\n%s", want, text)
 		}
