@@ -121,6 +121,6 @@ func (o Options) Config() (Config, error) {
 		}
 		lc.PRM = m
 	}
-	return Config{Learner: lc, ExplorerMode: producers.ExplorerMode(o.Explorer), PRMNoise: o.PRMNoise,
+	return Config{Learner: lc, Settings: o.Settings(), ExplorerMode: producers.ExplorerMode(o.Explorer), PRMNoise: o.PRMNoise,
 		GateAUC: o.GateAUC, ExploreTilt: o.ExploreTilt, Actors: o.Actors, Verify: o.Verify, DataDir: o.Data}, nil
 }

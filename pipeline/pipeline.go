@@ -10,6 +10,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -60,6 +61,11 @@ type Config struct {
 	// holds its credentials.
 	NATSURL string
 	Connect streams.ConnectOptions
+	// Settings, when set, are the run's defining options
+	// (Options.Settings): recorded on the run's first start, and a later
+	// start of the same run name with other settings fails with
+	// ErrSettingsChanged instead of resuming a different run.
+	Settings map[string]json.RawMessage
 	// Progress, if set, is called after every learner update.
 	Progress func(learnersvc.Progress)
 	// Logger receives every stage's log. Default slog.Default().
@@ -139,6 +145,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	defer shutdown()
 	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
+		return Summary{}, err
+	}
+	if err := CheckSettings(ctx, js, cfg.Learner.Run, cfg.Settings); err != nil {
 		return Summary{}, err
 	}
 	stages, err := startStages(ctx, nc, js, cfg)

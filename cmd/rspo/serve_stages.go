@@ -11,6 +11,7 @@ import (
 
 	"github.com/rspo-dev/rspo/learner"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/pipeline"
 	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -146,6 +147,12 @@ func newServeLearnerCmd() *cobra.Command {
 			}
 			defer nc.Close()
 			lc.Logger = log
+			if err := streams.Ensure(cmd.Context(), js, streams.Options{}); err != nil {
+				return err
+			}
+			if err := pipeline.CheckSettings(cmd.Context(), js, lc.Run, pc.Settings); err != nil {
+				return err
+			}
 			svc, err := learnersvc.New(nc, js, lc)
 			if err != nil {
 				return err

@@ -85,13 +85,13 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.start(ctx); err != nil {
 		return err
 	}
+	if s.cp.Finished { // whatever Updates says now: a finished run is not restarted
+		return nil
+	}
 	for s.cp.Update < int64(s.cfg.Updates) {
 		if err := s.step(ctx); err != nil {
 			return err
 		}
-	}
-	if s.cp.Finished {
-		return nil
 	}
 	return s.finish(ctx)
 }
