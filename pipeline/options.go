@@ -74,9 +74,10 @@ func OptionKeys() []string {
 	return keys
 }
 
-// RunName is Run, or a name derived from the settings that define a run
+// RunName is Run, or a name derived from the main settings of a run
 // (environment, algorithm, mode, seed), so running the same settings again
-// resumes the run.
+// resumes the run. Settings the name leaves out are still checked on
+// resume (see CheckSettings): give runs that differ only in them a name.
 func (o Options) RunName() string {
 	if o.Run != "" {
 		return o.Run
@@ -87,6 +88,9 @@ func (o Options) RunName() string {
 		mode = "dense"
 	case o.RSPO:
 		mode = "rspo-" + o.Explorer
+		if o.ExploreTilt > 0 {
+			mode += "-tilt"
+		}
 	}
 	return fmt.Sprintf("%s-%s-%s-s%d", o.Env, o.Algo, mode, o.Seed)
 }
