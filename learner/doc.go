@@ -15,6 +15,12 @@
 // policy at the start of the update. With no off-policy data the objective
 // is exactly the base algorithm's.
 //
+// Config.OffRatio can take the off-policy ratio against π_old instead of
+// π_B (OffRatioOld: r = π_θ/π_old clipped around 1). That is not an
+// importance-sampled estimate; it learns from a buffer success at full
+// weight even where π_B made its actions far likelier than π_θ does —
+// under eq. 4 exactly those steps get weight π_θ/π_B ≪ 1.
+//
 // Rewards come from Step.Reward (outcome) or Step.DenseReward (the PRM's
 // scores, for the explorer and the dense-only baseline); see RewardSource.
 // The optional cross-turn "second reading" of RSPO.md is a separately named

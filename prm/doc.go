@@ -2,7 +2,10 @@
 // frozen featurizer turns each step's (instruction, observation, action)
 // into features h_t, a two-layer MLP with a tanh output maps them to a
 // per-step reward r̂_t ∈ (−1, 1), and the trajectory score is R̂ = Σ_t r̂_t.
-// Only R̂ is supervised, against the environment's outcome reward.
+// Only R̂ is supervised, against the environment's outcome reward. With
+// TrainConfig.Target = TargetStep every r̂_t is fitted to the outcome
+// instead, so r̂(s, a) estimates the chance of success after a in s — an
+// action value that Model.ScoreActions hands to a tilted explorer.
 //
 // The package is a pure core: it knows trajectories (package schemas) but
 // nothing of NATS. The scoring service, publishing to the object store and
