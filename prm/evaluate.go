@@ -19,13 +19,15 @@ type Evaluation struct {
 	MeanScoreFailure float64 `json:"mean_score_failure"`
 }
 
-// Evaluate scores every trajectory with m and compares R̂ with the outcome.
+// Evaluate scores every trajectory with m (Model.TrajectoryScore: R̂, or
+// the mean step score of a step-target model) and compares it with the
+// outcome.
 func Evaluate(m *Model, trajs []*schemas.Trajectory) Evaluation {
 	scores := make([]float64, len(trajs))
 	outcome := make([]float64, len(trajs))
 	success := make([]bool, len(trajs))
 	for i, t := range trajs {
-		scores[i] = m.Score(t)
+		scores[i] = m.TrajectoryScore(t)
 		outcome[i], success[i] = t.OutcomeReward, t.Success
 	}
 	return evaluation(scores, outcome, success)

@@ -176,6 +176,18 @@ func (m *Model) ScoreActions(instruction, observation string, actions []string, 
 	m.forwardBatch(x, dst[:len(actions)])
 }
 
+// TrajectoryScore is the score that ranks whole trajectories: R̂ = Σ_t r̂_t,
+// or for a step-target model (Info.Target == TargetStep), whose every step
+// estimates the outcome, the mean of r̂_t — its sum grows with the length
+// of an episode, not with its chance of success.
+func (m *Model) TrajectoryScore(t *schemas.Trajectory) float64 {
+	s := m.Score(t)
+	if m.Info.Target == TargetStep && len(t.Steps) > 0 {
+		s /= float64(len(t.Steps))
+	}
+	return s
+}
+
 // Score returns R̂ = Σ_t r̂_t for t.
 func (m *Model) Score(t *schemas.Trajectory, opts ...ScoreOption) float64 {
 	var sum float64

@@ -282,6 +282,17 @@ func TestStepTargetScoresEveryStepByItsOutcome(t *testing.T) {
 	if rep.HeldoutEval.AUC < 0.95 {
 		t.Errorf("held-out AUC of the mean step score %.3f, want ≥ 0.95", rep.HeldoutEval.AUC)
 	}
+	// Evaluate ranks a step-target model's trajectories by the mean step
+	// score, as the report does: long failures must not outrank successes.
+	long, _ := prmtest.Decisive("long", 12, 200, 6)
+	for i, tr := range long {
+		if !tr.Success {
+			long[i].Steps = append(tr.Steps, tr.Steps...) // failures twice as long
+		}
+	}
+	if e := Evaluate(m, long); e.AUC < 0.95 {
+		t.Errorf("Evaluate of a step-target model on long failures: AUC %.3f, want ≥ 0.95", e.AUC)
+	}
 	cands := []string{prmtest.SuccessAction, prmtest.FailureAction}
 	got := make([]float64, 2)
 	m.ScoreActions(trajs[0].Instruction, trajs[0].Steps[0].Observation, cands, got)
