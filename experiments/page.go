@@ -253,6 +253,15 @@ func writeCompareTable(b *bytes.Buffer, res *SuiteResult) {
 }
 
 func writePlots(b *bytes.Buffer, res *SuiteResult, assets, out string) {
+	if res.Suite != nil && len(res.Suite.PlotVariants) > 0 {
+		labels := []string{}
+		for _, v := range res.Variants {
+			if res.Suite.plotted(v.Name) {
+				labels = append(labels, v.Label)
+			}
+		}
+		fmt.Fprintf(b, "The figures show %s (the tables above hold every variant).\n\n", strings.Join(labels, "; "))
+	}
 	for _, ps := range SuitePlots {
 		path, err := ps.Render(assets, res)
 		if err != nil {

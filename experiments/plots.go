@@ -48,7 +48,7 @@ func (ps PlotSpec) Render(dir string, res *SuiteResult) (string, error) {
 	p.Legend.Left = true
 	drawn := 0
 	for i, vr := range res.Variants {
-		if vr.Source {
+		if vr.Source || (res.Suite != nil && !res.Suite.plotted(vr.Name)) {
 			continue
 		}
 		mean, errs := meanCurve(vr.Runs, ps.Series, ps.Steps)

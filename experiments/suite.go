@@ -45,6 +45,14 @@ type Suite struct {
 	// Compare lists pairs (baseline, treatment) of variant names whose
 	// difference the page reports.
 	Compare [][2]string `json:"compare,omitempty"`
+	// PlotVariants, when set, are the variants the figures draw (a suite
+	// with many variants makes an unreadable plot); the tables keep all.
+	PlotVariants []string `json:"plot_variants,omitempty"`
+}
+
+// plotted reports whether the figures draw variant name.
+func (s *Suite) plotted(name string) bool {
+	return len(s.PlotVariants) == 0 || contains(s.PlotVariants, name)
 }
 
 // Variant is one configuration of a suite.
@@ -187,6 +195,11 @@ func (s *Suite) Validate() error {
 	}
 	if _, ok := seen[s.BudgetVariant]; s.BudgetVariant != "" && !ok {
 		bad("budget_variant: unknown variant %q", s.BudgetVariant)
+	}
+	for _, name := range s.PlotVariants {
+		if _, ok := seen[name]; !ok {
+			bad("plot_variants: unknown variant %q", name)
+		}
 	}
 	for _, pair := range s.Compare {
 		for _, name := range pair {

@@ -87,6 +87,7 @@ func TestSuiteValidateRejects(t *testing.T) {
 		{name: "bad prm target", json: `{"name": "x", "seeds": [1], "prm_sources": {"p": {"variants": ["a"], "target": "vibes"}},
 			"variants": [{"name": "a"}, {"name": "b", "prm_from": "p"}]}`},
 		{name: "bad run prm target", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a", "config": {"prm_target": "vibes"}}]}`},
+		{name: "unknown plotted variant", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a"}], "plot_variants": ["b"]}`},
 		{name: "bad run name", json: `{"name": "x y", "seeds": [1], "variants": [{"name": "a"}]}`},
 	}
 	for _, tt := range tests {
