@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -119,15 +118,7 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	errs := []error{c.Learner.Validate()}
-	if c.PRMNoise < 0 || c.GateAUC < 0 || c.GateAUC > 1 {
-		errs = append(errs, fmt.Errorf("pipeline: PRM noise %v must be ≥ 0 and gate AUC %v in [0, 1]", c.PRMNoise, c.GateAUC))
-	}
-	if c.ExploreTilt < 0 || math.IsNaN(c.ExploreTilt) || math.IsInf(c.ExploreTilt, 0) {
-		errs = append(errs, fmt.Errorf("pipeline: explore tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", c.ExploreTilt))
-	}
-	if c.ExploreTilt > 0 && c.PRMNoise > 0 {
-		errs = append(errs, fmt.Errorf("pipeline: explore tilt and PRM noise together: noise is not applied to tilted action scores; use one"))
-	}
+	errs = append(errs, producers.ValidateShaping(c.PRMNoise, c.GateAUC, c.ExploreTilt))
 	return errors.Join(errs...)
 }
 

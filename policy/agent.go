@@ -62,11 +62,7 @@ func (a *Agent) Act(ep envs.Episode, rng *rand.Rand) (string, error) {
 		return "", err
 	}
 	a.p.Forward(f, &a.ps)
-	if a.tilt != nil && a.lambda > 0 {
-		a.scores = grow(a.scores, len(s.Admissible))
-		a.tilt.ScoreActions(s.Instruction, s.Observation, s.Admissible, a.scores)
-		tilt(&a.ps, a.scores, a.lambda)
-	}
+	tiltState(&a.ps, &s, a.tilt, a.lambda, &a.scores)
 	idx := Argmax(a.ps.Probs)
 	if !a.greedy {
 		idx = SampleIndex(a.ps.Probs, rng)

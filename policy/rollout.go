@@ -110,11 +110,7 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 		if err := forward(fz, p, &s, &ps, len(t.Steps) == 0); err != nil {
 			return fmt.Errorf("step %d: %w", len(t.Steps), err)
 		}
-		if opts.Tilt != nil && opts.TiltStrength > 0 {
-			scores = grow(scores, len(s.Admissible))
-			opts.Tilt.ScoreActions(s.Instruction, s.Observation, s.Admissible, scores)
-			tilt(&ps, scores, opts.TiltStrength)
-		}
+		tiltState(&ps, &s, opts.Tilt, opts.TiltStrength, &scores)
 		idx := Argmax(ps.Probs)
 		if !opts.Greedy {
 			idx = SampleIndex(ps.Probs, rng)
@@ -147,6 +143,17 @@ func forward(fz *Featurizer, p *Policy, s *State, ps *Pass, first bool) error {
 	}
 	p.Forward(f, ps)
 	return nil
+}
+
+// tiltState tilts ps, the policy's distribution at s, by sc's scores of
+// s's actions (scored into *buf); nothing happens with no scorer or λ ≤ 0.
+func tiltState(ps *Pass, s *State, sc ActionScorer, lambda float64, buf *[]float64) {
+	if sc == nil || !(lambda > 0) {
+		return
+	}
+	*buf = grow(*buf, len(s.Admissible))
+	sc.ScoreActions(s.Instruction, s.Observation, s.Admissible, *buf)
+	tilt(ps, *buf, lambda)
 }
 
 // tilt replaces ps's distribution π by q ∝ π·exp(λ·scores), in log space.

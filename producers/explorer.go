@@ -2,6 +2,7 @@ package producers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -92,17 +93,27 @@ func (c ExplorerConfig) Validate() error {
 	if c.Mode != "" && !c.Mode.Valid() {
 		return fmt.Errorf("producers: explorer mode %q: want prm, frozen or random-prm", c.Mode)
 	}
-	if c.PRMNoise < 0 || c.GateAUC < 0 || c.GateAUC > 1 {
-		return fmt.Errorf("producers: explorer PRM noise %v must be ≥ 0 and gate AUC %v in [0, 1]", c.PRMNoise, c.GateAUC)
-	}
-	if c.Tilt < 0 || math.IsNaN(c.Tilt) || math.IsInf(c.Tilt, 0) {
-		return fmt.Errorf("producers: explorer tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", c.Tilt)
-	}
-	if c.Tilt > 0 && c.PRMNoise > 0 {
-		return fmt.Errorf("producers: explorer tilt and PRM noise together: noise is not applied to tilted action scores; use one")
+	if err := ValidateShaping(c.PRMNoise, c.GateAUC, c.Tilt); err != nil {
+		return err
 	}
 	c.Trainer.Rewards = learner.RewardDense
 	return c.Trainer.Validate()
+}
+
+// ValidateShaping checks the settings of how an explorer uses its PRM:
+// the noise σ on its scores, the AUC gate and the tilt λ.
+func ValidateShaping(noise, gateAUC, tilt float64) error {
+	var errs []error
+	if noise < 0 || gateAUC < 0 || gateAUC > 1 {
+		errs = append(errs, fmt.Errorf("producers: explorer PRM noise %v must be ≥ 0 and gate AUC %v in [0, 1]", noise, gateAUC))
+	}
+	if tilt < 0 || math.IsNaN(tilt) || math.IsInf(tilt, 0) {
+		errs = append(errs, fmt.Errorf("producers: explore tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", tilt))
+	}
+	if tilt > 0 && noise > 0 {
+		errs = append(errs, fmt.Errorf("producers: explore tilt and PRM noise together: noise is not applied to tilted action scores; use one"))
+	}
+	return errors.Join(errs...)
 }
 
 // ExplorerDurable names the consumer of cycle.started events shared by run's
