@@ -37,7 +37,7 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 		return RebuildResult{}, err
 	}
 	res := RebuildResult{ClearedThrough: -1}
-	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: "ctrl." + string(cycleEnded)},
+	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: streams.CtrlKind(cycleEnded)},
 		func(m streams.Message) error {
 			if m.Err == nil && m.Event.Run == run {
 				res.ClearedThrough = max(res.ClearedThrough, m.Event.Cycle-int64(keepCycles))
@@ -57,7 +57,7 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 		batch = batch[:0]
 		return err
 	}
-	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: "swapped"}, func(m streams.Message) error {
+	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: streams.KindSwapped}, func(m streams.Message) error {
 		res.Read++
 		if m.Err != nil || m.Trajectory.Run != run {
 			res.Skipped++

@@ -126,18 +126,21 @@ func (s *Service) Run(ctx context.Context) error {
 			return streams.ConsumeBatch(ctx, s.js, streams.ConsumerConfig{
 				Stream: streams.StreamSwapped, Durable: s.cfg.Durable, Component: Component,
 				FilterSubject: sub.Swapped, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait,
-				Logger: s.cfg.Logger,
-			}, s.ingest)
+				Logger: s.cfg.Logger, OnDeadLetter: s.countDeadLetter,
+			}, streams.TypedBatch(streams.Trajectories, s.cfg.Run, s.ingest))
 		},
 		func(ctx context.Context) error {
 			return streams.Consume(ctx, s.js, streams.ConsumerConfig{
 				Stream: streams.StreamCtrl, Durable: s.cfg.Durable + "-clear", Component: Component,
 				FilterSubject: sub.Ctrl(cycleEnded), AckWait: s.cfg.AckWait, Logger: s.cfg.Logger,
-			}, s.clear)
+			}, streams.Typed(streams.Events, s.cfg.Run, s.clear))
 		},
 	}
 	return runAll(ctx, loops)
 }
+
+// countDeadLetter counts a dead-lettered record.
+func (s *Service) countDeadLetter(jetstream.Msg, string) { s.dead.Add(1) }
 
 // runAll runs the loops until ctx ends or one fails, which stops the others.
 func runAll(ctx context.Context, loops []func(context.Context) error) error {

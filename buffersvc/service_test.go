@@ -20,6 +20,7 @@ import (
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
 	"github.com/rspo-dev/rspo/swapper"
+	"github.com/rspo-dev/rspo/swapper/swappersvc"
 	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
 
@@ -80,7 +81,7 @@ func (b *bus) startBuffer(t testing.TB, cfg buffersvc.Config) *buffersvc.Service
 
 func (b *bus) startSwapper(t testing.TB) {
 	t.Helper()
-	svc, err := swapper.New(b.js, swapper.Config{Run: "r", Logger: quiet})
+	svc, err := swappersvc.New(b.js, swappersvc.Config{Run: "r", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

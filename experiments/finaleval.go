@@ -9,6 +9,7 @@ import (
 
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/rollout"
 )
 
 // FinalEvalEpisodes is the number of episodes per eval split on which each
@@ -58,8 +59,8 @@ func (r *Runner) finalEval(ctx context.Context, runDir, reportDir string, run *R
 		if err != nil {
 			return nil, fmt.Errorf("experiments: %s split %s: %w", run.Run, split, err)
 		}
-		rep, err := envs.Evaluate(ctx, env, tasks, policy.NewAgent(p, cfg.EvalGreedy),
-			envs.EvalOptions{Episodes: FinalEvalEpisodes, Seed: 1})
+		rep, err := rollout.Evaluate(ctx, env, tasks, policy.NewAgent(p, cfg.EvalGreedy),
+			rollout.EvalOptions{Episodes: FinalEvalEpisodes, Seed: 1})
 		if err != nil {
 			return nil, fmt.Errorf("experiments: %s split %s: %w", run.Run, split, err)
 		}

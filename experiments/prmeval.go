@@ -12,6 +12,7 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/prm"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -75,7 +76,7 @@ func (r *Runner) steering(ctx context.Context, s *Suite, m *prm.Model) (*Steerin
 		if tilt != nil {
 			agent.WithTilt(tilt, SteerLambda)
 		}
-		rep, err := envs.Evaluate(ctx, env, tasks, agent, envs.EvalOptions{Episodes: len(tasks), Seed: 1})
+		rep, err := rollout.Evaluate(ctx, env, tasks, agent, rollout.EvalOptions{Episodes: len(tasks), Seed: 1})
 		return rep.Overall.SuccessRate, err
 	}
 	st := &Steering{Lambda: SteerLambda, Episodes: len(tasks)}

@@ -195,6 +195,23 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// Portable returns c with every default filled in and the sentinels kept
+// (a Beta resolved to 0 is NoKL again, a MaxGradNorm of 0 NoClip), so that
+// WithDefaults of the result equals WithDefaults of c: the form in which a
+// configuration travels to another process (the explorer trains π_B with
+// the learner's settings) without a resolved sentinel turning back into a
+// default on the other side.
+func (c Config) Portable() Config {
+	c = c.WithDefaults()
+	if c.Beta == 0 {
+		c.Beta = NoKL
+	}
+	if c.MaxGradNorm == 0 {
+		c.MaxGradNorm = NoClip
+	}
+	return c
+}
+
 // Validate reports every invalid field (after defaults) joined with
 // errors.Join; each is a ConfigError.
 func (c Config) Validate() error {

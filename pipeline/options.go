@@ -8,7 +8,7 @@ import (
 	"github.com/rspo-dev/rspo/learner"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/prm"
-	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/schemas"
 )
 
 // Options are the settings of a run as a user writes them: the flags of
@@ -61,7 +61,7 @@ type Options struct {
 // DefaultOptions are the defaults of `rspo run`: RSPO+GRPO on household.
 func DefaultOptions() Options {
 	return Options{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
-		Tasks: 16, GroupSize: 8, Seed: 1, Explorer: string(producers.ModePRM), ExploreCollect: 1, Actors: 1, Data: "runs"}
+		Tasks: 16, GroupSize: 8, Seed: 1, Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, Actors: 1, Data: "runs"}
 }
 
 // OptionKeys lists the JSON keys of Options, for error messages.
@@ -112,6 +112,8 @@ func (o Options) Config() (Config, error) {
 		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
 		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget)},
+		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,
+		GateAUC: o.GateAUC, Verify: o.Verify,
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio), Seed: o.Seed},
 	}
@@ -125,6 +127,5 @@ func (o Options) Config() (Config, error) {
 		}
 		lc.PRM = m
 	}
-	return Config{Learner: lc, Settings: o.Settings(), ExplorerMode: producers.ExplorerMode(o.Explorer), PRMNoise: o.PRMNoise,
-		GateAUC: o.GateAUC, ExploreTilt: o.ExploreTilt, Actors: o.Actors, Verify: o.Verify, DataDir: o.Data}, nil
+	return Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data}, nil
 }

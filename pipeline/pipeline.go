@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -26,38 +25,38 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
-	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/report"
+	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
-	"github.com/rspo-dev/rspo/swapper"
+	"github.com/rspo-dev/rspo/swapper/swappersvc"
 )
 
-// Config configures a whole run.
+// Config configures a run: every stage's settings, from which the stage
+// table builds the stages (all of them for Run, one for Serve).
 type Config struct {
 	// Learner is the run's learner configuration (run name, environment,
-	// algorithm, RSPO settings, budgets).
+	// algorithm, RSPO and explorer settings, budgets). Its Run names the
+	// run for every stage. The explorer's settings travel to the explorer
+	// in every cycle's plan.
 	Learner learnersvc.Config
-	// ExplorerMode, PRMNoise and GateAUC configure the explorer (see
-	// producers.ExplorerConfig); Learner.Explorer is set from ExplorerMode.
-	ExplorerMode producers.ExplorerMode
-	PRMNoise     float64
-	GateAUC      float64
-	// ExploreTilt, when > 0, steers the explorer's rollouts by the PRM at
-	// acting time instead of training π_B (producers.ExplorerConfig.Tilt).
-	ExploreTilt float64
-	// Actors is the number of actor services started. Default 1 (each runs
-	// GOMAXPROCS episodes at once).
+	// Actor configures the actors (Run and Logger are set from this
+	// configuration). In-process actors are named "<Name or actor>-<i>".
+	Actor rolloutsvc.ActorConfig
+	// Actors is the number of actor stages Run starts. Default 1 (each
+	// runs Actor.Parallel, by default GOMAXPROCS, episodes at once).
 	Actors int
-	// Verify makes the swapper replay every explorer trajectory to check
-	// its claimed outcome.
-	Verify bool
+	// Explorer, Swapper and Buffer configure those stages (Run and Logger
+	// are set from this configuration).
+	Explorer rolloutsvc.ExplorerConfig
+	Swapper  swappersvc.Config
+	Buffer   BufferConfig
 	// DataDir holds the embedded server's store (DataDir/nats), the buffer
-	// (DataDir/<run>/buffer) and the report (DataDir/<run>/report).
-	// Default "runs".
+	// (DataDir/<run>/buffer unless Buffer.Dir is set) and the report
+	// (DataDir/<run>/report). Default "runs".
 	DataDir string
 	// NATSURL, when set, uses that server instead of starting one; Connect
-	// holds its credentials.
+	// holds its credentials. Serve needs it.
 	NATSURL string
 	Connect streams.ConnectOptions
 	// Settings, when set, are the run's defining options
@@ -65,10 +64,22 @@ type Config struct {
 	// start of the same run name with other settings fails with
 	// ErrSettingsChanged instead of resuming a different run.
 	Settings map[string]json.RawMessage
+	// Extra are stages of the user's own that Run starts beside the
+	// built-in ones and stops once the learner has finished.
+	Extra []StageFunc
 	// Progress, if set, is called after every learner update.
 	Progress func(learnersvc.Progress)
 	// Logger receives every stage's log. Default slog.Default().
 	Logger *slog.Logger
+}
+
+// BufferConfig configures the buffer stage.
+type BufferConfig struct {
+	// Dir is the Pebble store's directory. Default DataDir/<run>/buffer.
+	Dir string
+	// Store and Service configure the store and the service.
+	Store   buffersvc.Options
+	Service buffersvc.Config
 }
 
 // Summary is what a finished run reports (summary.json).
@@ -101,29 +112,27 @@ func (c Config) withDefaults() Config {
 	if c.Actors <= 0 {
 		c.Actors = 1
 	}
-	if c.ExplorerMode == "" {
-		c.ExplorerMode = producers.ModePRM
-	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	c.Learner.Explorer = c.ExplorerMode
 	if c.Learner.Logger == nil {
 		c.Learner.Logger = c.Logger
 	}
 	return c
 }
 
-// Validate reports every problem with the configuration.
+// run is the run's name.
+func (c Config) run() string { return c.Learner.Run }
+
+// Validate reports every problem with the configuration of an in-process run.
 func (c Config) Validate() error {
-	c = c.withDefaults()
-	errs := []error{c.Learner.Validate()}
-	errs = append(errs, producers.ValidateShaping(c.PRMNoise, c.GateAUC, c.ExploreTilt))
-	return errors.Join(errs...)
+	return c.withDefaults().Learner.Validate()
 }
 
 // Run trains to the end (or until ctx ends), then writes the report. A run
-// whose name already has a checkpoint in the store resumes.
+// whose name already has a checkpoint in the store resumes. Every stage
+// runs in this process, built by the stage table; the learner drives the
+// run and the others stop once it has finished.
 func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return Summary{}, err
@@ -135,32 +144,90 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	defer shutdown()
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
+	bus := Bus{Conn: nc, JS: js}
+	if err := prepare(ctx, bus, cfg, true); err != nil {
 		return Summary{}, err
 	}
-	if err := CheckSettings(ctx, js, cfg.Learner.Run, cfg.Settings); err != nil {
-		return Summary{}, err
-	}
-	stages, err := startStages(ctx, nc, js, cfg)
+	all, err := cfg.Stages(bus)
 	if err != nil {
 		return Summary{}, err
 	}
-	svc, err := learnersvc.New(nc, js, cfg.Learner)
-	if err != nil {
-		stages.stop()
+	if err := runStages(ctx, all); err != nil {
 		return Summary{}, err
 	}
-	if cfg.Progress != nil {
-		svc.OnProgress(cfg.Progress)
+	cp, _, err := learnersvc.LoadCheckpoint(ctx, js, cfg.run())
+	if err != nil {
+		return Summary{}, err
 	}
-	runErr := svc.Run(ctx)
-	if err := stages.stop(); err != nil && runErr == nil {
-		runErr = err
+	return writeReport(context.WithoutCancel(ctx), js, cfg, cp, time.Since(start))
+}
+
+// Serve runs the one stage called name against the server at
+// cfg.NATSURL until ctx ends (the learner: until the run is trained).
+func Serve(ctx context.Context, cfg Config, name string) error {
+	cfg = cfg.withDefaults()
+	if cfg.NATSURL == "" {
+		return fmt.Errorf("pipeline: serving stage %s needs a server URL", name)
 	}
-	if runErr != nil {
-		return Summary{}, runErr
+	nc, js, err := streams.Connect(ctx, cfg.NATSURL, cfg.Connect)
+	if err != nil {
+		return err
 	}
-	return writeReport(context.WithoutCancel(ctx), js, cfg, svc.Checkpoint(), time.Since(start))
+	defer drain(nc)
+	bus := Bus{Conn: nc, JS: js}
+	if err := prepare(ctx, bus, cfg, name == StageLearner); err != nil {
+		return err
+	}
+	st, err := cfg.Stage(bus, name)
+	if err != nil {
+		return err
+	}
+	cfg.Logger.Info("stage serving", "stage", name, "run", cfg.run())
+	return st.Run(ctx)
+}
+
+// prepare ensures the streams and buckets exist and, for a learner,
+// records or checks the run's settings.
+func prepare(ctx context.Context, b Bus, cfg Config, learner bool) error {
+	if err := streams.Ensure(ctx, b.JS, streams.Options{}); err != nil {
+		return err
+	}
+	if !learner {
+		return nil
+	}
+	return CheckSettings(ctx, b.JS, cfg.run(), cfg.Settings)
+}
+
+// runStages runs the learner stage in the foreground and every other stage
+// beside it; once the learner returns, the others are stopped and drained.
+// A background stage that fails stops the run.
+func runStages(ctx context.Context, all []Stage) error {
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	lctx, stopLearner := context.WithCancel(ctx)
+	defer stopLearner()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	var learner Stage
+	for _, st := range all {
+		if st.Name == StageLearner {
+			learner = st
+			continue
+		}
+		wg.Go(func() {
+			if err := st.Run(bg); err != nil && bg.Err() == nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("pipeline: %s stopped: %w", st.Name, err))
+				mu.Unlock()
+				stopLearner()
+			}
+		})
+	}
+	runErr := learner.Run(lctx)
+	cancel()
+	wg.Wait()
+	return errors.Join(append([]error{runErr}, errs...)...)
 }
 
 // connect starts the embedded server or dials the given one.
@@ -198,85 +265,6 @@ func drain(nc *nats.Conn) {
 	nc.Close()
 }
 
-// stages are the background services of a run.
-type stages struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	errs   []error
-	close  []func() error
-}
-
-func (s *stages) start(ctx context.Context, name string, run func(context.Context) error) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := run(ctx); err != nil && ctx.Err() == nil {
-			s.mu.Lock()
-			s.errs = append(s.errs, fmt.Errorf("pipeline: %s stopped: %w", name, err))
-			s.mu.Unlock()
-		}
-	}()
-}
-
-// stop ends every stage, waits for them to drain and returns their errors.
-func (s *stages) stop() error {
-	s.cancel()
-	s.wg.Wait()
-	for _, c := range s.close {
-		if err := c(); err != nil {
-			s.errs = append(s.errs, err)
-		}
-	}
-	return errors.Join(s.errs...)
-}
-
-// startStages starts actors and, with RSPO, the explorer, swapper and buffer.
-func startStages(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config) (*stages, error) {
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	st := &stages{cancel: cancel}
-	run := cfg.Learner.Run
-	for i := 0; i < cfg.Actors; i++ {
-		a, err := producers.NewActor(js, producers.ActorConfig{Run: run, Name: fmt.Sprintf("actor-%d", i), Logger: cfg.Logger,
-			Parallel: runtime.GOMAXPROCS(0)})
-		if err != nil {
-			st.stop()
-			return nil, err
-		}
-		st.start(sctx, "actor", a.Run)
-	}
-	if !cfg.Learner.RSPO {
-		return st, nil
-	}
-	lc := cfg.Learner.WithDefaults()
-	x, err := producers.NewExplorer(js, producers.ExplorerConfig{Run: run, Name: "explorer-0", Mode: cfg.ExplorerMode,
-		Trainer: lc.Trainer, PRMNoise: cfg.PRMNoise, GateAUC: cfg.GateAUC, Tilt: cfg.ExploreTilt, Logger: cfg.Logger})
-	if err != nil {
-		st.stop()
-		return nil, err
-	}
-	st.start(sctx, "explorer", x.Run)
-	sw, err := swapper.New(js, swapper.Config{Run: run, Verify: cfg.Verify, EnvOptions: lc.EnvOptions, Logger: cfg.Logger})
-	if err != nil {
-		st.stop()
-		return nil, err
-	}
-	st.start(sctx, "swapper", sw.Run)
-	store, err := buffersvc.Open(filepath.Join(cfg.DataDir, run, "buffer"), buffersvc.Options{})
-	if err != nil {
-		st.stop()
-		return nil, err
-	}
-	st.close = append(st.close, store.Close)
-	buf, err := buffersvc.NewService(nc, js, store, buffersvc.Config{Run: run, Logger: cfg.Logger})
-	if err != nil {
-		st.stop()
-		return nil, err
-	}
-	st.start(sctx, "buffer", buf.Run)
-	return st, nil
-}
-
 // writeReport replays the run's metrics and writes the report directory.
 func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp learnersvc.Checkpoint, wall time.Duration) (Summary, error) {
 	lc := cfg.Learner.WithDefaults()
@@ -285,10 +273,10 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 		EnvSteps: cp.EnvStepsActor + cp.EnvStepsExplorer, WallSeconds: wall.Seconds(), PeakRSSBytes: peakRSS(),
 		ReportDir: filepath.Join(cfg.DataDir, lc.Run, "report")}
 	if lc.RSPO {
-		sum.Explore = string(cfg.ExplorerMode)
+		sum.Explore = string(lc.Explorer)
 	}
 	var events []schemas.MetricsEvent
-	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: "metrics"}, func(m streams.Message) error {
+	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: streams.KindMetrics}, func(m streams.Message) error {
 		if m.Metrics != nil {
 			events = append(events, *m.Metrics)
 		}
@@ -297,7 +285,7 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	if err != nil {
 		return sum, err
 	}
-	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: "ctrl.run.finished"}, func(m streams.Message) error {
+	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: streams.CtrlKind(schemas.EventRunFinished)}, func(m streams.Message) error {
 		if m.Event != nil {
 			sum.Final = m.Event.Metrics
 		}

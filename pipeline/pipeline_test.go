@@ -69,12 +69,12 @@ func TestRSPORunEndToEnd(t *testing.T) {
 	}
 	defer nc.Close()
 	counts := map[string]int{}
-	for _, subj := range []string{"traj.onpolicy", "traj.explore", "swapped", "ctrl"} {
+	for _, subj := range []streams.SubjectKind{"traj.onpolicy", "traj.explore", "swapped", "ctrl"} {
 		err := streams.Replay(context.Background(), js, streams.ReplayOptions{Run: "t1", Subject: subj}, func(m streams.Message) error {
 			if m.Event != nil {
 				counts[string(m.Event.Type)]++
 			} else {
-				counts[subj]++
+				counts[string(subj)]++
 			}
 			return nil
 		})

@@ -7,6 +7,7 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/policy/policytest"
+	"github.com/rspo-dev/rspo/rollout"
 )
 
 // TestAgentMatchesRollout: the evaluation adapter sees the same history as
@@ -33,7 +34,7 @@ func TestAgentMatchesRollout(t *testing.T) {
 			t.Fatalf("%s: agent took %d steps (success %v), rollout %d (success %v)", task.ID, ep.Steps(), ep.Success(), len(tr.Steps), tr.Success)
 		}
 	}
-	rep, err := envs.Evaluate(context.Background(), env, tasks, policy.NewAgent(p, false), envs.EvalOptions{Seed: 1})
+	rep, err := rollout.Evaluate(context.Background(), env, tasks, policy.NewAgent(p, false), rollout.EvalOptions{Seed: 1})
 	if err != nil || rep.Overall.Episodes != len(tasks) {
 		t.Fatalf("Evaluate: %+v %v", rep.Overall, err)
 	}

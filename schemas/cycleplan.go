@@ -3,12 +3,38 @@ package schemas
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
-// CyclePlan is what the learner asks of the explorer for one RSPO cycle. It
-// travels as the Config of the cycle.started event.
+// ExplorerMode selects how the explorer obtains π_B — the paper's
+// dense-reward explorer or one of the controls that tell whether the PRM
+// matters.
+type ExplorerMode string
+
+const (
+	// ExplorerPRM trains (or tilts) π_B with the PRM named by the plan:
+	// the paper's explorer.
+	ExplorerPRM ExplorerMode = "prm"
+	// ExplorerFrozen keeps π_B an unchanged copy of π_θ: extra sampling
+	// and the buffer's selection only.
+	ExplorerFrozen ExplorerMode = "frozen"
+	// ExplorerRandomPRM trains (or tilts) π_B with an untrained, randomly
+	// initialised PRM.
+	ExplorerRandomPRM ExplorerMode = "random-prm"
+)
+
+// Valid reports whether m is a known mode.
+func (m ExplorerMode) Valid() bool {
+	return m == ExplorerPRM || m == ExplorerFrozen || m == ExplorerRandomPRM
+}
+
+// CyclePlan is what the learner asks of the explorer (and the swapper) for
+// one RSPO cycle. It travels as the Config of the cycle.started event and
+// carries every setting of the cycle's exploration, so an explorer needs
+// nothing but the run's name: what the learner was told is what is done.
 type CyclePlan struct {
-	// Env and EnvOptions name the environment the explorer acts in.
+	// Env and EnvOptions name the environment the explorer acts in (and
+	// the swapper replays in, with Verify).
 	Env        string            `json:"env"`
 	EnvOptions map[string]string `json:"env_options,omitempty"`
 	// Tasks are the cycle's tasks: the learner's updates of this cycle draw
@@ -30,6 +56,25 @@ type CyclePlan struct {
 	PRMVersion int64 `json:"prm_version,omitempty"`
 	// Seed makes the cycle's sampling reproducible.
 	Seed int64 `json:"seed"`
+
+	// Mode is how π_B is obtained. Empty means ExplorerPRM.
+	Mode ExplorerMode `json:"mode,omitempty"`
+	// Tilt, when > 0, replaces π_B's dense-reward training by acting-time
+	// steering: π_B(a|s) ∝ π_θ(a|s)·exp(Tilt·r̂(s,a)).
+	Tilt float64 `json:"tilt,omitempty"`
+	// PRMNoise is σ of Gaussian noise added to every PRM score (ablation).
+	PRMNoise float64 `json:"prm_noise,omitempty"`
+	// GateAUC, when > 0, keeps π_B a plain copy for a PRM whose held-out
+	// AUC is below it.
+	GateAUC float64 `json:"gate_auc,omitempty"`
+	// Trainer is π_B's trainer configuration: the learner's own settings
+	// (a learner.Config as JSON), whose reward source the explorer forces
+	// to the dense reward. Empty means the trainer's defaults.
+	Trainer json.RawMessage `json:"trainer,omitempty"`
+	// Verify asks the swapper to replay every trajectory of the cycle in
+	// its environment and dead-letter those whose claimed outcome the
+	// replay disproves.
+	Verify bool `json:"verify,omitempty"`
 }
 
 // Validate reports whether the plan can be carried out.
@@ -50,7 +95,33 @@ func (p CyclePlan) Validate() error {
 	case p.PRMVersion < 0:
 		return &ValidationError{Field: "plan.prm_version", Reason: "negative"}
 	}
+	return p.ValidateExplorer()
+}
+
+// ValidateExplorer checks the explorer settings of the plan: its mode and
+// how it uses its PRM (tilt, noise, AUC gate).
+func (p CyclePlan) ValidateExplorer() error {
+	switch {
+	case p.Mode != "" && !p.Mode.Valid():
+		return &ValidationError{Field: "plan.mode", Reason: fmt.Sprintf("%q: want prm, frozen or random-prm", p.Mode)}
+	case !(p.Tilt >= 0) || math.IsInf(p.Tilt, 0):
+		return &ValidationError{Field: "plan.tilt", Reason: fmt.Sprintf("explore tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", p.Tilt)}
+	case !(p.PRMNoise >= 0) || math.IsInf(p.PRMNoise, 0):
+		return &ValidationError{Field: "plan.prm_noise", Reason: fmt.Sprintf("%v: want a finite σ ≥ 0", p.PRMNoise)}
+	case !(p.GateAUC >= 0 && p.GateAUC <= 1):
+		return &ValidationError{Field: "plan.gate_auc", Reason: fmt.Sprintf("%v not in [0, 1]", p.GateAUC)}
+	case p.Tilt > 0 && p.PRMNoise > 0:
+		return &ValidationError{Field: "plan.prm_noise", Reason: "explore tilt and PRM noise together: noise is not applied to tilted action scores; use one"}
+	}
 	return nil
+}
+
+// ModeOrDefault is the plan's mode, ExplorerPRM when unset.
+func (p CyclePlan) ModeOrDefault() ExplorerMode {
+	if p.Mode == "" {
+		return ExplorerPRM
+	}
+	return p.Mode
 }
 
 // CyclePlanOf decodes and validates the plan carried by a cycle.started event.

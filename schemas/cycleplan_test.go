@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 )
@@ -11,6 +12,7 @@ func validPlan() CyclePlan {
 		Env: "household", EnvOptions: map[string]string{"preset": "hard"},
 		Tasks:     []TaskRef{{ID: "household/train/1", Type: "pick", Split: "train", Seed: 1}},
 		GroupSize: 8, Updates: 3, Collect: 2, PRMVersion: 4, Seed: 11,
+		Mode: ExplorerRandomPRM, Tilt: 10, GateAUC: 0.7, Trainer: json.RawMessage(`{"lr":0.02}`), Verify: true,
 	}
 }
 
@@ -46,6 +48,12 @@ func TestCyclePlanValidate(t *testing.T) {
 		{"too many collected", func(p *CyclePlan) { p.Collect = 1025 }, "plan.collect"},
 		{"nothing to swap", func(p *CyclePlan) { p.Collect = 0 }, "plan.collect"},
 		{"negative prm version", func(p *CyclePlan) { p.PRMVersion = -1 }, "plan.prm_version"},
+		{"unknown mode", func(p *CyclePlan) { p.Mode = "psychic" }, "plan.mode"},
+		{"negative tilt", func(p *CyclePlan) { p.Tilt = -1 }, "plan.tilt"},
+		{"NaN tilt", func(p *CyclePlan) { p.Tilt = math.NaN() }, "plan.tilt"},
+		{"negative noise", func(p *CyclePlan) { p.PRMNoise = -0.1 }, "plan.prm_noise"},
+		{"gate above 1", func(p *CyclePlan) { p.GateAUC = 1.5 }, "plan.gate_auc"},
+		{"tilt with noise", func(p *CyclePlan) { p.Tilt, p.PRMNoise = 2, 0.1 }, "plan.prm_noise"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

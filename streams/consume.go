@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,9 +52,13 @@ type ConsumerConfig struct {
 	// after ctx ends; the handler's context is cancelled then and the rest
 	// are returned to the stream. Default 30s.
 	DrainTimeout time.Duration
-	// Logger reports failed acks and transient fetch errors. Default
-	// slog.Default().
+	// Logger reports failed acks and transient fetch errors, and every
+	// dead-lettered message with its reason. Default slog.Default().
 	Logger *slog.Logger
+	// OnDeadLetter, if set, is called for every message the consumer
+	// dead-letters — undecodable, of another run, rejected by the handler
+	// or out of deliveries — e.g. to count them.
+	OnDeadLetter func(msg jetstream.Msg, reason string)
 }
 
 // Validate reports every problem with the configuration, joined.
@@ -88,25 +93,16 @@ func (c ConsumerConfig) withDefaults() ConsumerConfig {
 	if c.Component == "" {
 		c.Component = c.Durable
 	}
-	c.Batch = orDefault(c.Batch, 16)
-	c.MaxDeliver = orDefault(c.MaxDeliver, 5)
-	c.MaxWait = orDefault(c.MaxWait, time.Second)
-	c.AckWait = orDefault(c.AckWait, 30*time.Second)
-	c.RetryDelay = orDefault(c.RetryDelay, time.Second)
-	c.DrainTimeout = orDefault(c.DrainTimeout, 30*time.Second)
+	c.Batch = cmp.Or(c.Batch, 16)
+	c.MaxDeliver = cmp.Or(c.MaxDeliver, 5)
+	c.MaxWait = cmp.Or(c.MaxWait, time.Second)
+	c.AckWait = cmp.Or(c.AckWait, 30*time.Second)
+	c.RetryDelay = cmp.Or(c.RetryDelay, time.Second)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, 30*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	return c
-}
-
-// orDefault returns v, or def when v is the zero value.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 func (c ConsumerConfig) jetstreamConfig() jetstream.ConsumerConfig {
@@ -255,6 +251,11 @@ func (w *worker) deadLetter(ctx context.Context, log *slog.Logger, msg jetstream
 	if err := DeadLetter(ctx, w.js, msg, w.cfg.Component, reason); err != nil {
 		log.Error("streams: dead-letter failed, message will be redelivered", "err", err)
 		w.settle(log, "nak", msg.NakWithDelay(w.cfg.RetryDelay))
+		return
+	}
+	log.Warn("streams: dead-lettered", "reason", reason)
+	if w.cfg.OnDeadLetter != nil {
+		w.cfg.OnDeadLetter(msg, reason)
 	}
 }
 

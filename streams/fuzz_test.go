@@ -53,13 +53,21 @@ func FuzzMessageDecode(f *testing.F) {
 // FuzzReplaySubject checks that every subject Replay accepts maps to a
 // literal filter of the run inside one stream, and that every other one is
 // refused with ErrUnknownSubject.
+func kindStrings(kinds []SubjectKind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = string(k)
+	}
+	return out
+}
+
 func FuzzReplaySubject(f *testing.F) {
-	for _, s := range append(append([]string(nil), ReplaySubjects...), "ctrl.cycle.started", "metrics.learner", "dlq.x", "traj.x",
+	for _, s := range append(kindStrings(ReplaySubjects), "ctrl.cycle.started", "metrics.learner", "dlq.x", "traj.x",
 		"ctrl.*", "metrics.>", "swapped.x", "a..b", "ctrl.", ".ctrl", "work.rollout", "") {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, rel string) {
-		stream, filter, err := ReplayOptions{Run: "r1", Subject: rel}.filter()
+		stream, filter, err := ReplayOptions{Run: "r1", Subject: SubjectKind(rel)}.filter()
 		if err != nil {
 			if !errors.Is(err, ErrUnknownSubject) {
 				t.Fatalf("got %v, want ErrUnknownSubject", err)

@@ -8,20 +8,42 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rspo-dev/rspo/schemas"
 )
 
-// ReplaySubjects are the subject kinds Replay reads, relative to rspo.<run>.
-// ctrl, metrics and dlq may be narrowed with a further token
-// ("ctrl.cycle.started", "metrics.learner", "dlq.swapper"); "traj" reads
-// both trajectory sources.
-var ReplaySubjects = []string{"traj.explore", "traj.onpolicy", "traj", "swapped", "ctrl", "metrics", "dlq"}
+// SubjectKind is a kind of a run's subjects, relative to rspo.<run>: what
+// Replay reads. ctrl, metrics and dlq may be narrowed with further tokens
+// (CtrlKind, MetricsKind, "dlq.swapper"); KindTraj reads both trajectory
+// sources.
+type SubjectKind string
+
+// The subject kinds of a run.
+const (
+	KindTrajExplore  SubjectKind = "traj.explore"
+	KindTrajOnPolicy SubjectKind = "traj.onpolicy"
+	KindTraj         SubjectKind = "traj"
+	KindSwapped      SubjectKind = "swapped"
+	KindCtrl         SubjectKind = "ctrl"
+	KindMetrics      SubjectKind = "metrics"
+	KindDLQ          SubjectKind = "dlq"
+)
+
+// CtrlKind is the kind of one control event type's subject, e.g.
+// "ctrl.cycle.started".
+func CtrlKind(t schemas.EventType) SubjectKind { return KindCtrl + "." + SubjectKind(t) }
+
+// TrajKind is the kind of one trajectory source's subject.
+func TrajKind(src schemas.Source) SubjectKind { return KindTraj + "." + SubjectKind(src) }
+
+// ReplaySubjects are the subject kinds Replay reads.
+var ReplaySubjects = []SubjectKind{KindTrajExplore, KindTrajOnPolicy, KindTraj, KindSwapped, KindCtrl, KindMetrics, KindDLQ}
 
 // ReplayOptions selects what Replay reads.
 type ReplayOptions struct {
 	// Run is the run to read. Required.
 	Run string
 	// Subject is one of ReplaySubjects, possibly narrowed. Required.
-	Subject string
+	Subject SubjectKind
 	// FromSeq starts at this stream sequence (inclusive). Default: the start.
 	FromSeq uint64
 	// Since starts at the first message stored at or after this time.
@@ -48,11 +70,11 @@ func (o ReplayOptions) Validate() error {
 
 // filter returns the stream and subject filter of o.Subject.
 func (o ReplayOptions) filter() (stream, filter string, err error) {
-	rel := o.Subject
+	rel := string(o.Subject)
 	tokens := strings.Split(rel, ".")
 	kind, narrow := tokens[0], tokens[1:]
 	unknown := func(why string) error {
-		return fmt.Errorf("%w: %q: %s; want one of %s", ErrUnknownSubject, rel, why, strings.Join(ReplaySubjects, ", "))
+		return fmt.Errorf("%w: %q: %s; want one of %s", ErrUnknownSubject, rel, why, joinKinds(ReplaySubjects))
 	}
 	switch kind {
 	case "traj":
@@ -77,6 +99,14 @@ func (o ReplayOptions) filter() (stream, filter string, err error) {
 		filter += ".>"
 	}
 	return StreamFor(filter), filter, nil
+}
+
+func joinKinds(kinds []SubjectKind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
 }
 
 // Replay reads a run's messages on o.Subject in stream order with an

@@ -120,7 +120,7 @@ func TestReplayDecodesEveryKind(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	check := func(subject string, ok func(streams.Message) bool) {
+	check := func(subject streams.SubjectKind, ok func(streams.Message) bool) {
 		t.Helper()
 		got := replayAll(t, js, streams.ReplayOptions{Run: "r1", Subject: subject})
 		if len(got) != 1 || !ok(got[0]) {

@@ -122,22 +122,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// StreamConfigs returns the JetStream configuration of every stream of a
-// new topology sized by o (defaults filled in). It is pure; Ensure creates
-// missing streams with it.
-func StreamConfigs(o Options) ([]jetstream.StreamConfig, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	o = o.withDefaults()
-	specs := Topology()
-	cfgs := make([]jetstream.StreamConfig, 0, len(specs))
-	for _, s := range specs {
-		cfgs = append(cfgs, s.config(o))
-	}
-	return cfgs, nil
-}
-
 func (s StreamSpec) config(o Options) jetstream.StreamConfig {
 	c := jetstream.StreamConfig{
 		Name:        s.Name,

@@ -29,13 +29,29 @@ func PublishTrajectory(ctx context.Context, js jetstream.JetStream, t *schemas.T
 // PublishSwapped stores a relabelled trajectory (Swapped set) on
 // rspo.<run>.swapped, with t.ID as message id.
 func PublishSwapped(ctx context.Context, js jetstream.JetStream, t *schemas.Trajectory) (*jetstream.PubAck, error) {
+	m, err := SwappedMsg(t)
+	if err != nil {
+		return nil, err
+	}
+	return Publish(ctx, js, m.Subject, m.Data, m.Header)
+}
+
+// SwappedMsg encodes a relabelled trajectory (Swapped set) as its message
+// on rspo.<run>.swapped, with the protocol headers and t.ID as message id:
+// the one form of a buffer record, whether published at once
+// (PublishSwapped) or asynchronously in batches (the swapper).
+func SwappedMsg(t *schemas.Trajectory) (*nats.Msg, error) {
 	if err := checkTrajectory(t); err != nil {
 		return nil, err
 	}
 	if !t.Swapped {
 		return nil, fmt.Errorf("%w: %s", ErrNotSwapped, t.ID)
 	}
-	return publishTrajectory(ctx, js, Subjects(t.Run).Swapped, t)
+	b, err := schemas.EncodeTrajectory(t)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode trajectory %s: %w", t.ID, err)
+	}
+	return &nats.Msg{Subject: Subjects(t.Run).Swapped, Data: b, Header: TrajectoryHeaders(t)}, nil
 }
 
 func checkTrajectory(t *schemas.Trajectory) error {

@@ -12,9 +12,6 @@
 // A Verifier can replay a trajectory's actions in its environment from the
 // task seed, so a producer cannot smuggle a fake success into the buffer.
 //
-// Service wires the core to the bus: a durable pull consumer on
-// rspo.<run>.traj.explore publishes each relabelled record to
-// rspo.<run>.swapped (Nats-Msg-Id = trajectory id), acks the source only
-// after the publish is acknowledged, and sends invalid or forged input to
-// the dead-letter queue with the reason.
+// The package knows nothing of NATS: swapper/swappersvc is the service
+// that wires it to the bus.
 package swapper

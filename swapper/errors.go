@@ -17,8 +17,6 @@ var (
 	// ErrUnverifiable means verification was asked for but the trajectory
 	// cannot be replayed (unknown environment, rejected task or action).
 	ErrUnverifiable = errors.New("swapper: cannot verify")
-	// ErrInvalidConfig means a Config failed validation.
-	ErrInvalidConfig = errors.New("swapper: invalid configuration")
 )
 
 // ForgeryError says which claim of a trajectory the replay disproved.

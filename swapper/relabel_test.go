@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rspo-dev/rspo/swapper/swappertest"
+
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -31,7 +33,7 @@ func TestRelabelGolden(t *testing.T) {
 	}
 	var out strings.Builder
 	for _, c := range cases {
-		in := playCounter(t, c.seed, c.actions...)
+		in := swappertest.PlayCounter(t, c.seed, c.actions...)
 		got, err := Relabel(in)
 		if err != nil {
 			t.Fatalf("%s: Relabel: %v", c.name, err)
@@ -47,7 +49,7 @@ func TestRelabelGolden(t *testing.T) {
 }
 
 func TestRelabelKeepsEverythingButTheLabels(t *testing.T) {
-	in := playCounter(t, 2, "inc", "inc", "stop")
+	in := swappertest.PlayCounter(t, 2, "inc", "inc", "stop")
 	before := in.Clone()
 	got, err := Relabel(in)
 	if err != nil {
@@ -70,7 +72,7 @@ func TestRelabelKeepsEverythingButTheLabels(t *testing.T) {
 }
 
 func TestRelabelMovesRewardOnlyLabelsToDense(t *testing.T) {
-	in := playCounter(t, 2, "inc", "inc", "stop")
+	in := swappertest.PlayCounter(t, 2, "inc", "inc", "stop")
 	for i := range in.Steps {
 		in.Steps[i].DenseReward = 0
 	}
@@ -100,7 +102,7 @@ func TestRelabelRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := playCounter(t, 2, "inc", "inc", "stop")
+			in := swappertest.PlayCounter(t, 2, "inc", "inc", "stop")
 			tt.mutate(in)
 			if _, err := Relabel(in); !errors.Is(err, tt.want) {
 				t.Errorf("Relabel error = %v, want %v", err, tt.want)

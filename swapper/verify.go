@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -22,24 +22,28 @@ const outcomeTolerance = 1e-9
 // outcome reward and success flag. It is safe for concurrent use.
 type Verifier struct {
 	opts map[string]string
-	mu   sync.Mutex
-	envs map[string]envs.Env
+	envs rollout.EnvCache
 }
 
 // NewVerifier returns a verifier that builds environments with opts (e.g.
 // {"preset": "hard"}; nil for the defaults) — the options the producers used.
 func NewVerifier(opts map[string]string) *Verifier {
-	return &Verifier{opts: opts, envs: map[string]envs.Env{}}
+	return &Verifier{opts: opts}
 }
 
-// Verify replays t. It returns nil when every claim holds, a *ForgeryError
-// (ErrForged) naming the first claim the replay disproves, or an error
-// wrapping ErrUnverifiable when the replay itself is impossible (unknown
+// Verify replays t in an environment built with the verifier's options. It
+// returns nil when every claim holds, a *ForgeryError (ErrForged) naming
+// the first claim the replay disproves, or an error wrapping
+// ErrUnverifiable when the replay itself is impossible (unknown
 // environment, a task the environment refuses).
-func (v *Verifier) Verify(t *schemas.Trajectory) error {
-	env, err := v.env(t.Env)
+func (v *Verifier) Verify(t *schemas.Trajectory) error { return v.VerifyWith(t, v.opts) }
+
+// VerifyWith is Verify in an environment built with opts, e.g. those of the
+// cycle plan the trajectory was explored under.
+func (v *Verifier) VerifyWith(t *schemas.Trajectory, opts map[string]string) error {
+	env, err := v.envs.Get(t.Env, opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %v", ErrUnverifiable, err)
 	}
 	ep, err := env.Reset(envs.Task{ID: t.TaskID, Type: t.TaskType, Split: t.Split, Seed: t.TaskSeed, Instruction: t.Instruction})
 	if err != nil {
@@ -53,22 +57,6 @@ func (v *Verifier) Verify(t *schemas.Trajectory) error {
 	return checkOutcome(ep, t)
 }
 
-// env returns the named environment, built once.
-func (v *Verifier) env(name string) (envs.Env, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if e, ok := v.envs[name]; ok {
-		return e, nil
-	}
-	e, err := envs.New(name, v.opts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnverifiable, err)
-	}
-	v.envs[name] = e
-	return e, nil
-}
-
-// replayStep checks the state before step i and applies its action.
 func replayStep(ep envs.Episode, i int, s *schemas.Step) error {
 	if ep.Done() {
 		return &ForgeryError{Step: i, Claim: "steps",

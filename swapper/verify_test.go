@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/rspo-dev/rspo/swapper/swappertest"
+
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -21,7 +23,7 @@ func TestVerifyAcceptsHonestTrajectories(t *testing.T) {
 	v := NewVerifier(nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := v.Verify(playCounter(t, tt.seed, tt.actions...)); err != nil {
+			if err := v.Verify(swappertest.PlayCounter(t, tt.seed, tt.actions...)); err != nil {
 				t.Errorf("Verify = %v, want nil", err)
 			}
 		})
@@ -48,7 +50,7 @@ func TestVerifyRejectsForgeries(t *testing.T) {
 	v := NewVerifier(nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := playCounter(t, 3, "inc", "inc", "stop") // target 3: a failure
+			tr := swappertest.PlayCounter(t, 3, "inc", "inc", "stop") // target 3: a failure
 			tt.forge(tr)
 			err := v.Verify(tr)
 			if !errors.Is(err, tt.target) {

@@ -20,6 +20,7 @@ import (
 	_ "github.com/rspo-dev/rspo/envs/shop"      // registers "shop"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/prm"
+	"github.com/rspo-dev/rspo/rollout"
 )
 
 func init() { addCommand(newEvalCmd) }
@@ -103,7 +104,7 @@ type evalResult struct {
 	Seed    int64             `json:"seed"`
 	Options map[string]string `json:"options,omitempty"`
 	Tasks   int               `json:"tasks"`
-	envs.Report
+	rollout.Report
 }
 
 // runEval checks the flags, builds the environment, tasks and agent, and
@@ -137,7 +138,7 @@ func runEval(cmd *cobra.Command, f evalFlags) (evalResult, error) {
 	if agent, err = tiltAgent(agent, f); err != nil {
 		return evalResult{}, err
 	}
-	rep, err := envs.Evaluate(cmd.Context(), env, tasks, agent, envs.EvalOptions{Episodes: episodes, Seed: f.seed})
+	rep, err := rollout.Evaluate(cmd.Context(), env, tasks, agent, rollout.EvalOptions{Episodes: episodes, Seed: f.seed})
 	if err != nil {
 		return evalResult{}, err
 	}
@@ -215,7 +216,7 @@ func writeEvalTable(out io.Writer, r evalResult) error {
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "task type\tepisodes\tsuccess\tscore\tsteps\tinadmissible")
-	row := func(name string, s envs.Stats) {
+	row := func(name string, s rollout.Stats) {
 		fmt.Fprintf(tw, "%s\t%d\t%.2f%%\t%.3f\t%.1f\t%.1f%%\n",
 			name, s.Episodes, 100*s.SuccessRate, s.MeanScore, s.MeanSteps, 100*s.InadmissibleRate)
 	}

@@ -44,7 +44,7 @@ type prmSourceFlags struct {
 func (f *prmSourceFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.runs, "run", nil, "recorded run to read (repeatable: several runs, e.g. an easier preset's, add outside knowledge)")
 	fs.UintSliceVar(&f.fromSeq, "from-seq", nil, "skip messages before this stream sequence: once for every --run, or once per --run in order")
-	fs.StringSliceVar(&f.subjects, "subjects", prmsvc.DefaultSubjects, "subjects read from each run")
+	fs.StringSliceVar(&f.subjects, "subjects", kindNames(prmsvc.DefaultSubjects), "subjects read from each run")
 	fs.StringArrayVar(&f.files, "file", nil, "trajectory file as `rspo prm collect` writes it, or one schemas.EncodeTrajectoryBatch stream (repeatable)")
 }
 
@@ -64,7 +64,7 @@ func (f *prmSourceFlags) sources() ([]prmsvc.Source, error) {
 		if err := streams.ValidateRun(run); err != nil {
 			return nil, fmt.Errorf("--run: %w", err)
 		}
-		srcs[i] = prmsvc.Source{Run: run, Subjects: f.subjects}
+		srcs[i] = prmsvc.Source{Run: run, Subjects: kinds(f.subjects)}
 		switch len(f.fromSeq) {
 		case 1:
 			srcs[i].FromSeq = uint64(f.fromSeq[0])
@@ -381,4 +381,21 @@ func connectJS(ctx context.Context, nf *natsFlags, name string) (func(), jetstre
 		return nil, nil, err
 	}
 	return nc.Close, js, nil
+}
+
+// kindNames and kinds convert subject kinds to and from flag values.
+func kindNames(ks []streams.SubjectKind) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
+}
+
+func kinds(names []string) []streams.SubjectKind {
+	out := make([]streams.SubjectKind, len(names))
+	for i, n := range names {
+		out[i] = streams.SubjectKind(n)
+	}
+	return out
 }

@@ -35,7 +35,7 @@ func newReplayCmd() *cobra.Command {
 			"object per line: stream, seq, time, subject, headers, and the record under \"trajectory\",\n" +
 			"\"event\", \"metrics\" or \"rollout\" (dead letters carry their payload and reason instead).\n" +
 			"Stops when caught up, or with --follow keeps printing new messages until interrupted.\n\n" +
-			"Subjects: " + strings.Join(streams.ReplaySubjects, ", ") +
+			"Subjects: " + strings.Join(kindNames(streams.ReplaySubjects), ", ") +
 			"; ctrl, metrics and dlq may be narrowed, e.g. ctrl.cycle.started, metrics.learner.",
 		Example: "  rspo replay --run exp1 --subject traj.onpolicy | jq -c '.trajectory | {task_type, success}'\n" +
 			"  rspo replay --run exp1 --subject metrics.learner --since 10m --follow",
@@ -56,7 +56,7 @@ func newReplayCmd() *cobra.Command {
 	nf.register(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&f.run, "run", "", "run name (required)")
-	fs.StringVar(&f.subject, "subject", "", "what to read: "+strings.Join(streams.ReplaySubjects, "|")+" (required)")
+	fs.StringVar(&f.subject, "subject", "", "what to read: "+strings.Join(kindNames(streams.ReplaySubjects), "|")+" (required)")
 	fs.Uint64Var(&f.fromSeq, "from-seq", 0, "start at this stream sequence")
 	fs.DurationVar(&f.since, "since", 0, "start with messages stored this long ago, e.g. 30m")
 	fs.StringVar(&f.format, "format", "jsonl", "output format (jsonl)")
@@ -78,7 +78,7 @@ func (f replayFlags) options(now time.Time) (streams.ReplayOptions, error) {
 	if f.since > 0 && f.fromSeq > 0 {
 		return streams.ReplayOptions{}, fmt.Errorf("--from-seq and --since are exclusive; give one")
 	}
-	o := streams.ReplayOptions{Run: f.run, Subject: f.subject, FromSeq: f.fromSeq, Follow: f.follow}
+	o := streams.ReplayOptions{Run: f.run, Subject: streams.SubjectKind(f.subject), FromSeq: f.fromSeq, Follow: f.follow}
 	if f.since > 0 {
 		o.Since = now.Add(-f.since)
 	}

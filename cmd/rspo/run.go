@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +50,7 @@ func newRunCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile != "" {
-				if err := loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
+				if _, err := loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
 					return err
 				}
 			}
@@ -110,28 +112,31 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 }
 
 // loadRunConfig reads a JSON run configuration into o, then re-applies the
-// flags given on the command line so they take precedence.
-func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) error {
+// flags given on the command line so they take precedence. It returns the
+// keys the file sets.
+func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, error) {
 	changed := map[string]string{}
 	fs.Visit(func(f *pflag.Flag) { changed[f.Name] = f.Value.String() })
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("--config: %w", err)
+		return nil, fmt.Errorf("--config: %w", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(o); err != nil {
-		return fmt.Errorf("--config %s: %w (valid keys: %s)", path, err, strings.Join(pipeline.OptionKeys(), ", "))
+		return nil, fmt.Errorf("--config %s: %w (valid keys: %s)", path, err, strings.Join(pipeline.OptionKeys(), ", "))
 	}
+	var present map[string]json.RawMessage
+	_ = json.Unmarshal(b, &present) // it decoded into o, so it is a JSON object
 	for name, v := range changed {
 		if name == "env-opt" {
 			v = strings.Trim(v, "[]")
 		}
 		if err := fs.Set(name, v); err != nil {
-			return fmt.Errorf("--%s: %w", name, err)
+			return nil, fmt.Errorf("--%s: %w", name, err)
 		}
 	}
-	return nil
+	return slices.Sorted(maps.Keys(present)), nil
 }
 
 func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, asJSON, verbose bool) error {

@@ -21,7 +21,7 @@ func TestRunConfigFileAndFlagsOverride(t *testing.T) {
 	if err := fs.Parse([]string{"--k", "2", "--seed", "9"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := loadRunConfig(fs, path, &o); err != nil {
+	if _, err := loadRunConfig(fs, path, &o); err != nil {
 		t.Fatal(err)
 	}
 	if o.Env != "shop" || o.Alpha != 0.25 || o.GroupSize != 4 || o.EnvOptions["preset"] != "easy" {

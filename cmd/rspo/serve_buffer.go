@@ -1,16 +1,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rspo-dev/rspo/buffersvc"
-	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/pipeline"
 )
 
 func init() { addServeCommand(newServeBufferCmd) }
@@ -33,7 +32,12 @@ func newServeBufferCmd() *cobra.Command {
 			"rspo.<run>.buffer.stats. The store can be rebuilt from the stream with `rspo buffer rebuild`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveBuffer(cmd.Context(), f, cmd.ErrOrStderr())
+			opts, cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			return serveStage(cmd, f.nats, pipeline.StageBuffer, pipeline.Config{
+				Learner: learnersvc.Config{Run: f.run}, Buffer: pipeline.BufferConfig{Dir: f.data, Store: opts, Service: cfg}})
 		},
 	}
 	f.nats.register(cmd.Flags())
@@ -63,37 +67,4 @@ func (f serveBufferFlags) config() (buffersvc.Options, buffersvc.Config, error) 
 	}
 	errs = append(errs, opts.Validate(), cfg.Validate())
 	return opts, cfg, errors.Join(errs...)
-}
-
-// serveBuffer runs the buffer service until ctx ends.
-func serveBuffer(ctx context.Context, f serveBufferFlags, stderr io.Writer) (err error) {
-	opts, cfg, err := f.config()
-	if err != nil {
-		return err
-	}
-	nc, js, err := f.nats.connect(ctx, "rspo-buffer-"+f.run)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		return err
-	}
-	store, err := buffersvc.Open(f.data, opts)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, store.Close()) }()
-	svc, err := buffersvc.NewService(nc, js, store, cfg)
-	if err != nil {
-		return err
-	}
-	sub := streams.Subjects(f.run)
-	fmt.Fprintf(stderr, "rspo: buffer for run %s in %s: consuming %s, serving %s and %s\n",
-		f.run, f.data, sub.Swapped, sub.BufferSample, sub.BufferStats)
-	err = svc.Run(ctx)
-	c := svc.Counters()
-	fmt.Fprintf(stderr, "rspo: buffer stopped: %d stored, %d replaced, %d dropped, %d dead-lettered in %d batches\n",
-		c.Stored, c.Replaced, c.Dropped, c.DeadLettered, c.Batches)
-	return err
 }

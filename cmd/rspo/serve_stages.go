@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/rspo-dev/rspo/learner"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/pipeline"
-	"github.com/rspo-dev/rspo/producers"
-	"github.com/rspo-dev/rspo/streams"
 )
 
 func init() {
@@ -22,23 +17,41 @@ func init() {
 	addServeCommand(newServeLearnerCmd)
 }
 
-// connectService dials the server, ensures the topology and returns a
-// logger for the service.
-func connectService(ctx context.Context, cmd *cobra.Command, nf natsFlags, name string) (*nats.Conn, jetstream.JetStream, *slog.Logger, error) {
-	nc, js, err := nf.connect(ctx, name)
-	if err != nil {
-		return nil, nil, nil, err
+// serveStage runs the stage called name of the stage table against the
+// server of nf, with cfg's settings.
+func serveStage(cmd *cobra.Command, nf natsFlags, name string, cfg pipeline.Config) error {
+	cfg.NATSURL, cfg.Connect = nf.url, nf.options(fmt.Sprintf("rspo-%s-%s", name, cfg.Learner.Run))
+	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	return pipeline.Serve(cmd.Context(), cfg, name)
+}
+
+// refusedFlag is a flag a stage does not take: setting it fails, saying why
+// and where the setting belongs, instead of being silently ignored.
+type refusedFlag struct{ name, why string }
+
+func (f refusedFlag) String() string { return "" }
+func (f refusedFlag) Type() string   { return "refused" }
+func (f refusedFlag) Set(string) error {
+	return fmt.Errorf("this stage does not take --%s: %s", f.name, f.why)
+}
+
+// refuseFlags registers hidden flags that fail when given. Boolean-looking
+// ones (bools lists them) may be given without a value.
+func refuseFlags(fs *pflag.FlagSet, why string, names []string, bools ...string) {
+	for _, n := range names {
+		f := fs.VarPF(refusedFlag{name: n, why: why}, n, "", "")
+		f.Hidden = true
+		for _, b := range bools {
+			if b == n {
+				f.NoOptDefVal = "true"
+			}
+		}
 	}
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		nc.Close()
-		return nil, nil, nil, err
-	}
-	return nc, js, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)), nil
 }
 
 func newServeActorCmd() *cobra.Command {
 	var nf natsFlags
-	var cfg producers.ActorConfig
+	var cfg pipeline.Config
 	cmd := &cobra.Command{
 		Use:   "actor",
 		Short: "Roll out π_θ for the learner's rollout requests (start as many as you like)",
@@ -47,75 +60,55 @@ func newServeActorCmd() *cobra.Command {
 			"Actors of a run share one work queue: add actors to add throughput.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			nc, js, log, err := connectService(cmd.Context(), cmd, nf, "rspo-actor-"+cfg.Run)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			cfg.Logger = log
-			a, err := producers.NewActor(js, cfg)
-			if err != nil {
-				return err
-			}
-			log.Info("actor serving", "run", cfg.Run, "subject", streams.Subjects(cfg.Run).WorkRollout)
-			return a.Run(cmd.Context())
+			return serveStage(cmd, nf, pipeline.StageActor, cfg)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&cfg.Run, "run", "", "run name (required)")
-	fs.StringVar(&cfg.Name, "name", "", "actor name in trajectories (default actor-<host>-<pid>)")
-	fs.IntVar(&cfg.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
+	fs.StringVar(&cfg.Learner.Run, "run", "", "run name (required)")
+	fs.StringVar(&cfg.Actor.Name, "name", "", "actor name in trajectories (default actor-<host>-<pid>)")
+	fs.IntVar(&cfg.Actor.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
 	nf.register(fs)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
 
+// explorerSettingFlags are the explorer settings that used to be flags of
+// `serve explorer`: the learner decides them now, and every cycle's plan
+// carries them to whichever explorer explores it.
+var explorerSettingFlags = []string{"explorer", "prm-noise", "gate-auc", "tilt", "lr", "epochs"}
+
 func newServeExplorerCmd() *cobra.Command {
 	var nf natsFlags
-	var mode string
-	var lr float64
-	var epochs int
-	cfg := producers.ExplorerConfig{}
+	var cfg pipeline.Config
 	cmd := &cobra.Command{
 		Use:   "explorer",
-		Short: "Run RSPO's stage 1 for every cycle: train π_B on dense PRM rewards and publish its rollouts",
-		Long: "On every cycle.started event: copy π_θ of the announced version, train the copy for k\n" +
-			"updates on the PRM's dense rewards, publish its rollouts to rspo.<run>.traj.explore for the\n" +
-			"swapper, then announce cycle.explored. --explorer frozen and random-prm are the controls.",
+		Short: "Run RSPO's stage 1 for every cycle the learner starts, as its plan says",
+		Long: "On every cycle.started event: copy π_θ of the announced version and explore as the cycle's\n" +
+			"plan says — train the copy for k updates on the PRM's dense rewards (the paper's explorer),\n" +
+			"or act with π_θ·exp(λ·PRM score) (--explore-tilt on the learner), or the frozen and\n" +
+			"random-prm controls — publish its rollouts to rspo.<run>.traj.explore for the swapper, then\n" +
+			"announce cycle.explored. Every explorer setting is the learner's: this stage needs only --run.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Mode = producers.ExplorerMode(mode)
-			cfg.Trainer = learner.Config{LR: lr, Epochs: epochs}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			nc, js, log, err := connectService(cmd.Context(), cmd, nf, "rspo-explorer-"+cfg.Run)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			cfg.Logger = log
-			x, err := producers.NewExplorer(js, cfg)
-			if err != nil {
-				return err
-			}
-			log.Info("explorer serving", "run", cfg.Run, "mode", cfg.Mode)
-			return x.Run(cmd.Context())
+			return serveStage(cmd, nf, pipeline.StageExplorer, cfg)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&cfg.Run, "run", "", "run name (required)")
-	fs.StringVar(&cfg.Name, "name", "", "explorer name in trajectories (default explorer-<host>-<pid>)")
-	fs.StringVar(&mode, "explorer", string(producers.ModePRM), "mode: prm|frozen|random-prm")
-	fs.Float64Var(&cfg.PRMNoise, "prm-noise", 0, "σ of Gaussian noise on PRM scores (ablation)")
-	fs.Float64Var(&cfg.GateAUC, "gate-auc", 0, "shape only with a PRM whose held-out AUC reaches this (0: off)")
-	fs.Float64Var(&cfg.Tilt, "tilt", 0, "λ > 0: act with π_θ·exp(λ·PRM score) instead of training π_B (0: the paper's trained explorer)")
-	fs.Float64Var(&lr, "lr", 0, "learning rate of π_B's updates (default: the learner's)")
-	fs.IntVar(&epochs, "epochs", 0, "epochs per explorer update (default: the learner's)")
-	fs.IntVar(&cfg.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
+	fs.StringVar(&cfg.Learner.Run, "run", "", "run name (required)")
+	fs.StringVar(&cfg.Explorer.Name, "name", "", "explorer name in trajectories (default explorer-<host>-<pid>)")
+	fs.IntVar(&cfg.Explorer.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
+	refuseFlags(fs, "explorer settings are the learner's (rspo serve learner --explorer, --explore-tilt, "+
+		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
 	nf.register(fs)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
+}
+
+// learnerRefusedKeys are `rspo run` settings the learner service does not
+// use: in a distributed run each stage is started on its own.
+var learnerRefusedKeys = map[string]string{
+	"actors": "start actors with `rspo serve actor` (as many as you like)",
+	"data":   "the learner keeps its state on the server; give the buffer its store with `rspo serve buffer --data`",
 }
 
 func newServeLearnerCmd() *cobra.Command {
@@ -125,51 +118,54 @@ func newServeLearnerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "learner",
 		Short: "Run the RSPO loop against a server where actors, explorers, swapper and buffer serve",
-		Long: "Own π_θ: ask actors for rollouts through the work queue, start each cycle, sample the\n" +
-			"buffer, update, publish every policy version, metrics and control events. A restarted\n" +
-			"learner resumes from its checkpoint. Takes the training flags of `rspo run`.",
+		Long: "Own π_θ: ask actors for rollouts through the work queue, start each cycle with its plan\n" +
+			"(which carries every explorer setting to the explorers), sample the buffer, update, publish\n" +
+			"every policy version, metrics and control events. A restarted learner resumes from its\n" +
+			"checkpoint. Takes the training flags of `rspo run`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configFile != "" {
-				if err := loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
+				keys, err := loadRunConfig(cmd.Flags(), configFile, &o)
+				if err != nil {
 					return err
+				}
+				for _, k := range keys {
+					if why, refused := learnerRefusedKeys[k]; refused {
+						return fmt.Errorf("--config %s: serve learner does not use key %q: %s", configFile, k, why)
+					}
 				}
 			}
 			pc, err := o.Config()
 			if err != nil {
 				return err
 			}
-			lc := pc.Learner
-			lc.Explorer = pc.ExplorerMode
-			nc, js, log, err := connectService(cmd.Context(), cmd, nf, "rspo-learner-"+lc.Run)
-			if err != nil {
+			pc.Progress = progressReporter(cmd.ErrOrStderr(), int64(o.Updates))
+			if err := serveStage(cmd, nf, pipeline.StageLearner, pc); err != nil {
 				return err
 			}
-			defer nc.Close()
-			lc.Logger = log
-			if err := streams.Ensure(cmd.Context(), js, streams.Options{}); err != nil {
-				return err
-			}
-			if err := pipeline.CheckSettings(cmd.Context(), js, lc.Run, pc.Settings); err != nil {
-				return err
-			}
-			svc, err := learnersvc.New(nc, js, lc)
-			if err != nil {
-				return err
-			}
-			svc.OnProgress(progressReporter(cmd.ErrOrStderr(), int64(lc.Updates)))
-			if err := svc.Run(cmd.Context()); err != nil {
-				return err
-			}
-			cp := svc.Checkpoint()
-			fmt.Fprintf(cmd.OutOrStdout(), "run %s: %d updates, policy version %d, %d environment steps\n",
-				lc.Run, cp.Update, cp.Version, cp.EnvStepsActor+cp.EnvStepsExplorer)
-			return nil
+			return printLearnerResult(cmd, nf, pc.Learner.Run)
 		},
 	}
 	fs := cmd.Flags()
 	registerRunFlags(fs, &o)
 	fs.StringVar(&configFile, "config", "", "JSON file with run settings (as for `rspo run`); flags override it")
+	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
 	nf.register(fs)
 	return cmd
+}
+
+// printLearnerResult prints the finished run's checkpoint.
+func printLearnerResult(cmd *cobra.Command, nf natsFlags, run string) error {
+	nc, js, err := nf.connect(cmd.Context(), "rspo-learner-result-"+run)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cp, _, err := learnersvc.LoadCheckpoint(cmd.Context(), js, run)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "run %s: %d updates, policy version %d, %d environment steps\n",
+		run, cp.Update, cp.Version, cp.EnvStepsActor+cp.EnvStepsExplorer)
+	return err
 }

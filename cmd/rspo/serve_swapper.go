@@ -1,16 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/pipeline"
+	"github.com/rspo-dev/rspo/swapper/swappersvc"
 	"github.com/spf13/cobra"
-
-	"github.com/rspo-dev/rspo/streams"
-	"github.com/rspo-dev/rspo/swapper"
 )
 
 func init() { addServeCommand(newServeSwapperCmd) }
@@ -36,7 +34,12 @@ func newServeSwapperCmd() *cobra.Command {
 			"the dead-letter queue. Run several swappers with the same --durable to share the work.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveSwapper(cmd.Context(), f, cmd.ErrOrStderr())
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			return serveStage(cmd, f.nats, pipeline.StageSwapper, pipeline.Config{
+				Learner: learnersvc.Config{Run: f.run}, Swapper: cfg})
 		},
 	}
 	f.nats.register(cmd.Flags())
@@ -46,52 +49,27 @@ func newServeSwapperCmd() *cobra.Command {
 	fs.IntVar(&f.workers, "workers", 2, "concurrent fetch loops")
 	fs.IntVar(&f.batch, "batch", 64, "trajectories per fetch")
 	fs.DurationVar(&f.ackWait, "ack-wait", 30*time.Second, "redeliver a trajectory whose swapper died after this long")
-	fs.BoolVar(&f.verify, "verify", false, "replay every trajectory in its environment and reject disproved outcomes")
-	fs.StringArrayVar(&f.envOpts, "env-opt", nil, "environment option KEY=VALUE for --verify (repeatable), e.g. preset=hard")
+	fs.BoolVar(&f.verify, "verify", false, "replay every trajectory in its environment and reject disproved outcomes (a cycle whose plan asks for it is verified anyway)")
+	fs.StringArrayVar(&f.envOpts, "env-opt", nil, "environment option KEY=VALUE for --verify of trajectories without a cycle plan on the bus (repeatable); planned cycles use the plan's")
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
 
 // config turns the flags into a swapper configuration.
-func (f serveSwapperFlags) config() (swapper.Config, error) {
+func (f serveSwapperFlags) config() (swappersvc.Config, error) {
 	opts, err := parseKeyValues("--env-opt", f.envOpts)
 	if err != nil {
-		return swapper.Config{}, err
+		return swappersvc.Config{}, err
 	}
 	if len(opts) > 0 && !f.verify {
-		return swapper.Config{}, fmt.Errorf("--env-opt is only used with --verify")
+		return swappersvc.Config{}, fmt.Errorf("--env-opt is only used with --verify")
 	}
-	cfg := swapper.Config{Run: f.run, Durable: f.durable, Workers: f.workers, Batch: f.batch,
+	cfg := swappersvc.Config{Run: f.run, Durable: f.durable, Workers: f.workers, Batch: f.batch,
 		AckWait: f.ackWait, Verify: f.verify, EnvOptions: opts}
 	if f.workers < 1 || f.batch < 1 {
 		return cfg, fmt.Errorf("--workers %d and --batch %d must be at least 1", f.workers, f.batch)
 	}
 	return cfg, cfg.Validate()
-}
-
-// serveSwapper runs the swapper until ctx ends.
-func serveSwapper(ctx context.Context, f serveSwapperFlags, stderr io.Writer) error {
-	cfg, err := f.config()
-	if err != nil {
-		return err
-	}
-	nc, js, err := f.nats.connect(ctx, "rspo-swapper-"+f.run)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		return err
-	}
-	svc, err := swapper.New(js, cfg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "rspo: swapper for run %s consuming %s (verify %v)\n", f.run, streams.Subjects(f.run).TrajExplore, f.verify)
-	err = svc.Run(ctx)
-	c := svc.Counters()
-	fmt.Fprintf(stderr, "rspo: swapper stopped: %d swapped (%d duplicates), %d rejected\n", c.Swapped, c.Duplicates, c.Rejected)
-	return err
 }
 
 // parseKeyValues parses repeated KEY=VALUE flag values.

@@ -71,7 +71,7 @@ func (c *stageCluster) learnerArgs() []string {
 func (c *stageCluster) count() map[string]int {
 	c.t.Helper()
 	counts := map[string]int{}
-	for _, subj := range []string{"traj.onpolicy", "traj.explore", "swapped", "ctrl", "metrics"} {
+	for _, subj := range []streams.SubjectKind{"traj.onpolicy", "traj.explore", "swapped", "ctrl", "metrics"} {
 		err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: subj}, func(m streams.Message) error {
 			switch {
 			case m.Event != nil:
@@ -79,7 +79,7 @@ func (c *stageCluster) count() map[string]int {
 			case m.Metrics != nil:
 				counts["metrics."+m.Metrics.Kind]++
 			default:
-				counts[subj]++
+				counts[string(subj)]++
 			}
 			return nil
 		})

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout"
 )
 
 // TestRandomPolicyRarelySucceeds keeps exploration a real problem: on the
@@ -29,7 +30,7 @@ func TestRandomPolicyRarelySucceeds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := envs.Evaluate(context.Background(), env, tasks, envs.RandomAgent{}, envs.EvalOptions{Seed: 11})
+			rep, err := rollout.Evaluate(context.Background(), env, tasks, envs.RandomAgent{}, rollout.EvalOptions{Seed: 11})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout"
 )
 
 // TestExpertSolvesEverySplit: the expert solves every goal of every split
@@ -32,7 +33,7 @@ func TestExpertSolvesEverySplit(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := envs.Evaluate(context.Background(), env, tasks, expert, envs.EvalOptions{})
+				rep, err := rollout.Evaluate(context.Background(), env, tasks, expert, rollout.EvalOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout"
 )
 
 // TestRandomPolicyStaysLow measures the uniformly random policy over the
@@ -34,7 +35,7 @@ func TestRandomPolicyStaysLow(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := envs.Evaluate(context.Background(), env, tasks, envs.RandomAgent{}, envs.EvalOptions{Episodes: episodes, Seed: 1})
+				rep, err := rollout.Evaluate(context.Background(), env, tasks, envs.RandomAgent{}, rollout.EvalOptions{Episodes: episodes, Seed: 1})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package learnersvc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +13,7 @@ import (
 	"github.com/rspo-dev/rspo/learner"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/prm"
-	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -49,9 +50,21 @@ type Config struct {
 	// K is the number of learner updates per cycle, and the number of
 	// dense-reward updates the explorer makes of π_B. Default 3.
 	K int
-	// Explorer is the explorer's mode; the learner needs it to know whether
-	// a PRM must exist. Default prm.
-	Explorer producers.ExplorerMode
+	// Explorer is the explorer's mode, sent with every cycle's plan; the
+	// learner also needs it to know whether a PRM must exist. Default prm.
+	Explorer schemas.ExplorerMode
+	// ExploreTilt, when > 0, has the explorer act with π_θ·exp(λ·PRM score)
+	// instead of training π_B (schemas.CyclePlan.Tilt). Default 0.
+	ExploreTilt float64
+	// PRMNoise is σ of Gaussian noise on the explorer's PRM scores
+	// (ablation). Default 0.
+	PRMNoise float64
+	// GateAUC, when > 0, has the explorer shape only with a PRM whose
+	// held-out AUC reaches it. Default 0 (off).
+	GateAUC float64
+	// Verify has the swapper replay every explorer trajectory to check its
+	// claimed outcome. Default off.
+	Verify bool
 	// ExploreGroupSize is the explorer's rollouts per task in each of its
 	// training updates. Default GroupSize/2 (at least 2).
 	ExploreGroupSize int
@@ -132,7 +145,7 @@ func (c Config) WithDefaults() Config {
 		c.Seed = 1
 	}
 	if c.Explorer == "" {
-		c.Explorer = producers.ModePRM
+		c.Explorer = schemas.ExplorerPRM
 	}
 	if c.RolloutTimeout == 0 {
 		c.RolloutTimeout = 10 * time.Minute
@@ -183,6 +196,9 @@ func (c Config) Validate() error {
 	if !c.Explorer.Valid() {
 		bad("explorer mode %q: want prm, frozen or random-prm", c.Explorer)
 	}
+	if err := c.explorePlanShape().ValidateExplorer(); err != nil {
+		errs = append(errs, fmt.Errorf("learnersvc: explorer settings: %w", err))
+	}
 	if c.ExploreCollect < 0 || (c.ExploreCollect == 0 && !c.SwapAll) {
 		bad("explore collect %d: want ≥ 1, or 0 together with swap-all", c.ExploreCollect)
 	}
@@ -219,5 +235,26 @@ func (c Config) offCount() int {
 
 // needsPRM says whether the run scores with a PRM.
 func (c Config) needsPRM() bool {
-	return c.DenseOnly || (c.RSPO && c.Explorer == producers.ModePRM)
+	return c.DenseOnly || (c.RSPO && c.Explorer == schemas.ExplorerPRM)
+}
+
+// explorePlanShape is the part of every cycle's plan the configuration
+// decides: the explorer's settings, without the cycle's tasks, seed, PRM
+// version or π_B's trainer.
+func (c Config) explorePlanShape() schemas.CyclePlan {
+	return schemas.CyclePlan{Env: c.Env, EnvOptions: c.EnvOptions, GroupSize: c.ExploreGroupSize,
+		Updates: c.K, Collect: c.ExploreCollect, SwapAll: c.SwapAll, Mode: c.Explorer,
+		Tilt: c.ExploreTilt, PRMNoise: c.PRMNoise, GateAUC: c.GateAUC, Verify: c.Verify}
+}
+
+// explorePlan is explorePlanShape with π_B's trainer: the learner's own
+// settings in portable form (the explorer forces the dense reward).
+func (c Config) explorePlan() (schemas.CyclePlan, error) {
+	plan := c.explorePlanShape()
+	raw, err := json.Marshal(c.Trainer.Portable())
+	if err != nil {
+		return plan, fmt.Errorf("learnersvc: explorer trainer settings: %w", err)
+	}
+	plan.Trainer = raw
+	return plan, nil
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -21,14 +21,13 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 	if err != nil {
 		return err
 	}
-	plan := schemas.CyclePlan{Env: s.cfg.Env, EnvOptions: s.cfg.EnvOptions,
-		GroupSize: s.cfg.ExploreGroupSize, Updates: s.cfg.K, Collect: s.cfg.ExploreCollect,
-		SwapAll: s.cfg.SwapAll, Seed: producers.EpisodeSeed(s.cfg.Seed, "explore", cycle)}
-	if s.prm != nil && s.cfg.Explorer == producers.ModePRM {
-		plan.PRMVersion = s.prm.Version
+	plan, err := s.cfg.explorePlan()
+	if err != nil {
+		return err
 	}
-	for _, t := range pool {
-		plan.Tasks = append(plan.Tasks, producers.TaskRefOf(t))
+	plan.Tasks, plan.Seed = rollout.TaskRefs(pool), rollout.EpisodeSeed(s.cfg.Seed, "explore", cycle)
+	if s.prm != nil && s.cfg.Explorer == schemas.ExplorerPRM {
+		plan.PRMVersion = s.prm.Version
 	}
 	if err := plan.Validate(); err != nil {
 		return fmt.Errorf("learnersvc: cycle %d plan: %w", cycle, err)
@@ -56,7 +55,7 @@ func (s *Service) awaitExploration(ctx context.Context, cycle int64) error {
 	defer cancel()
 	var explored schemas.Event
 	err := streams.Replay(wctx, s.js, streams.ReplayOptions{Run: s.cfg.Run,
-		Subject: "ctrl." + string(schemas.EventCycleExplored), Follow: true},
+		Subject: streams.CtrlKind(schemas.EventCycleExplored), Follow: true},
 		func(m streams.Message) error {
 			if m.Event != nil && m.Event.Cycle == cycle {
 				explored = *m.Event

@@ -3,11 +3,10 @@ package learnersvc
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/policy"
-	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -35,9 +34,9 @@ func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 	return out, nil
 }
 
-// evaluateSplit plays EvalEpisodes episodes over the split's tasks.
+// evaluateSplit plays EvalEpisodes episodes over the split's tasks with
+// the one evaluator every caller uses (rollout.Evaluate).
 func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]float64, error) {
-	n := s.cfg.EvalEpisodes
 	tasks, err := s.evalTasks(split)
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: eval split %s: %w", split, err)
@@ -45,21 +44,16 @@ func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]f
 	if len(tasks) == 0 {
 		return nil, fmt.Errorf("learnersvc: eval split %s has no tasks", split)
 	}
-	eps := make([]producers.Episode, n)
-	for i := range eps {
-		eps[i] = producers.Episode{Task: tasks[i%len(tasks)], Opts: policy.RolloutOptions{
-			Seed: producers.EpisodeSeed(s.cfg.Seed, "eval", split, i), Greedy: s.cfg.EvalGreedy,
-			ID: fmt.Sprintf("eval-%d", i), Run: s.cfg.Run, Producer: "learner-eval"}}
-	}
 	parallel := s.cfg.Parallel
 	if parallel <= 0 {
-		parallel = runtime.GOMAXPROCS(0)
+		parallel = rollout.DefaultParallel()
 	}
-	trajs, err := producers.RolloutAll(ctx, s.env, s.pol, eps, parallel)
+	rep, err := rollout.Evaluate(ctx, s.env, tasks, policy.NewAgent(s.pol, s.cfg.EvalGreedy), rollout.EvalOptions{
+		Episodes: s.cfg.EvalEpisodes, Seed: rollout.EpisodeSeed(s.cfg.Seed, "eval", split), Parallel: parallel})
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: eval on %s: %w", split, err)
 	}
-	return evalFigures(trajs, s.cp), nil
+	return evalFigures(rep, s.cp), nil
 }
 
 // evalTasks returns a split's tasks. "train" means n fresh train tasks
@@ -67,44 +61,22 @@ func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]f
 // evaluate a preset whose task mix differs from the fixed eval splits'.
 func (s *Service) evalTasks(split string) ([]envs.Task, error) {
 	if split == envs.SplitTrain {
-		return s.env.Tasks(split, s.cfg.EvalEpisodes, producers.EpisodeSeed(s.cfg.Seed, "eval-train-tasks"))
+		return s.env.Tasks(split, s.cfg.EvalEpisodes, rollout.EpisodeSeed(s.cfg.Seed, "eval-train-tasks"))
 	}
 	return s.env.Tasks(split, 0, s.cfg.Seed)
 }
 
-// evalFigures summarises eval episodes overall and per task type, with the
-// training environment steps spent so far for the compute-fair x axis.
-func evalFigures(trajs []*schemas.Trajectory, cp Checkpoint) map[string]float64 {
-	type acc struct{ n, success, score, steps float64 }
-	var all acc
-	byType := map[string]*acc{}
-	for _, t := range trajs {
-		a := byType[t.TaskType]
-		if a == nil {
-			a = &acc{}
-			byType[t.TaskType] = a
-		}
-		for _, x := range []*acc{&all, a} {
-			x.n++
-			x.success += boolFloat(t.Success)
-			x.score += t.OutcomeReward
-			x.steps += float64(len(t.Steps))
-		}
-	}
+// evalFigures summarises an evaluation overall and per task type, with
+// the training environment steps spent so far for the compute-fair x axis.
+func evalFigures(rep rollout.Report, cp Checkpoint) map[string]float64 {
+	all := rep.Overall
 	vals := map[string]float64{
-		"success_rate": all.success / all.n, "score": all.score / all.n, "steps": all.steps / all.n,
-		"episodes": all.n, "env_steps": float64(cp.EnvStepsActor + cp.EnvStepsExplorer),
+		"success_rate": all.SuccessRate, "score": all.MeanScore, "steps": all.MeanSteps,
+		"episodes": float64(all.Episodes), "env_steps": float64(cp.EnvStepsActor + cp.EnvStepsExplorer),
 		"env_steps_actor": float64(cp.EnvStepsActor), "env_steps_explorer": float64(cp.EnvStepsExplorer),
 	}
-	for typ, a := range byType {
-		vals["success_"+typ] = a.success / a.n
+	for typ, st := range rep.ByType {
+		vals["success_"+typ] = st.SuccessRate
 	}
 	return vals
-}
-
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
-	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -26,6 +26,13 @@ func (s *Service) initialPRM(ctx context.Context) error {
 			return err
 		}
 	}
+	if m.Version < 1 {
+		// A run's PRM versions start at 1: version 0 means "no PRM" in a
+		// cycle plan, and a prm-mode explorer refuses such a plan. A
+		// snapshot never published before (prm.Random, a hand-built
+		// model) carries version 0.
+		m.Version = 1
+	}
 	if _, err := prmsvc.Publish(ctx, s.js, s.cfg.Run, m, prmsvc.PublishOptions{}); err != nil {
 		return err
 	}
@@ -34,7 +41,7 @@ func (s *Service) initialPRM(ctx context.Context) error {
 }
 
 func (s *Service) warmUpPRM(ctx context.Context) (*prm.Model, error) {
-	tasks, err := s.env.Tasks(envs.SplitTrain, s.cfg.PRMWarmupTasks, producers.EpisodeSeed(s.cfg.Seed, "prm-warmup"))
+	tasks, err := s.env.Tasks(envs.SplitTrain, s.cfg.PRMWarmupTasks, rollout.EpisodeSeed(s.cfg.Seed, "prm-warmup"))
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +49,7 @@ func (s *Service) warmUpPRM(ctx context.Context) (*prm.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: PRM warm-up rollouts: %w", err)
 	}
-	s.cp.EnvStepsActor += producers.EnvSteps(trajs)
+	s.cp.EnvStepsActor += rollout.EnvSteps(trajs)
 	s.cp.TrajSeq = s.nextSeq
 	m, rep, err := prm.Train(ctx, trajs, s.prmTrainConfig())
 	if err != nil {

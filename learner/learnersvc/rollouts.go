@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rspo-dev/rspo/envs"
-	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -24,10 +24,7 @@ func (s *Service) requestRollouts(ctx context.Context, tag string, v int64, cycl
 			ID:  fmt.Sprintf("%s-v%d-%d", tag, v, start/s.cfg.ChunkTasks),
 			Run: s.cfg.Run, Cycle: cycle, Update: s.cp.Update, PolicyVersion: v,
 			Source: schemas.SourceOnPolicy, Env: s.cfg.Env, EnvOptions: s.cfg.EnvOptions,
-			GroupSize: groupSize, Seed: producers.EpisodeSeed(s.cfg.Seed, tag),
-		}
-		for _, t := range chunk {
-			req.Tasks = append(req.Tasks, producers.TaskRefOf(t))
+			GroupSize: groupSize, Seed: rollout.EpisodeSeed(s.cfg.Seed, tag), Tasks: rollout.TaskRefs(chunk),
 		}
 		if _, err := streams.PublishRollout(ctx, s.js, req); err != nil {
 			return nil, err
@@ -47,7 +44,7 @@ func (s *Service) collect(ctx context.Context, reqs []schemas.RolloutRequest) ([
 	for _, r := range reqs {
 		for i := range r.Tasks {
 			for j := 0; j < r.GroupSize; j++ {
-				want[producers.RolloutTrajectoryID(r, i, j)] = len(want)
+				want[rollout.RequestTrajectoryID(r, i, j)] = len(want)
 			}
 		}
 	}
@@ -57,7 +54,7 @@ func (s *Service) collect(ctx context.Context, reqs []schemas.RolloutRequest) ([
 	defer cancel()
 	var lastSeq uint64
 	err := streams.Replay(ctx, s.js, streams.ReplayOptions{
-		Run: s.cfg.Run, Subject: "traj.onpolicy", FromSeq: max(1, s.cp.TrajSeq), Follow: true,
+		Run: s.cfg.Run, Subject: streams.KindTrajOnPolicy, FromSeq: max(1, s.cp.TrajSeq), Follow: true,
 	}, func(m streams.Message) error {
 		lastSeq = max(lastSeq, m.Seq)
 		if m.Trajectory == nil {

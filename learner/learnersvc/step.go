@@ -7,7 +7,7 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/envs"
-	"github.com/rspo-dev/rspo/producers"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -54,7 +54,7 @@ func (s *Service) step(ctx context.Context) error {
 	}
 	clock.lap("update")
 	s.cp.Update++
-	s.cp.EnvStepsActor += producers.EnvSteps(on)
+	s.cp.EnvStepsActor += rollout.EnvSteps(on)
 	s.cp.TrajSeq = s.nextSeq
 	if err := s.publishPolicy(ctx, cycle); err != nil {
 		return err
@@ -97,7 +97,7 @@ func (s *Service) evalDue() bool {
 func (s *Service) updateTasks(cycle int64, withinCycle int, u int64) ([]envs.Task, error) {
 	n := s.cfg.onTasks()
 	if !s.cfg.RSPO {
-		return s.env.Tasks(envs.SplitTrain, n, producers.EpisodeSeed(s.cfg.Seed, "tasks", u))
+		return s.env.Tasks(envs.SplitTrain, n, rollout.EpisodeSeed(s.cfg.Seed, "tasks", u))
 	}
 	pool, err := s.cycleTasks(cycle)
 	if err != nil {
@@ -108,7 +108,7 @@ func (s *Service) updateTasks(cycle int64, withinCycle int, u int64) ([]envs.Tas
 
 // cycleTasks is the cycle's task pool: K updates' worth of on-policy tasks.
 func (s *Service) cycleTasks(cycle int64) ([]envs.Task, error) {
-	return s.env.Tasks(envs.SplitTrain, s.cfg.K*s.cfg.onTasks(), producers.EpisodeSeed(s.cfg.Seed, "cycle-tasks", cycle))
+	return s.env.Tasks(envs.SplitTrain, s.cfg.K*s.cfg.onTasks(), rollout.EpisodeSeed(s.cfg.Seed, "cycle-tasks", cycle))
 }
 
 // sampleBuffer asks the buffer for α·B·N records of the cycle, preferring
@@ -119,7 +119,7 @@ func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, tasks []envs
 		ids[i] = t.ID
 	}
 	recs, err := s.buffer.Sample(ctx, buffersvc.SampleRequest{Cycle: cycle, PreferTasks: ids,
-		Count: s.cfg.offCount(), Seed: producers.EpisodeSeed(s.cfg.Seed, "sample", u)})
+		Count: s.cfg.offCount(), Seed: rollout.EpisodeSeed(s.cfg.Seed, "sample", u)})
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: buffer sample for update %d: %w", u+1, err)
 	}

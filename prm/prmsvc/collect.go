@@ -14,7 +14,7 @@ import (
 // trajectories and the swapped (outcome-labelled explorer) records, which
 // together hold every outcome of a run. traj.explore is left out because its
 // swapped copies are already in "swapped".
-var DefaultSubjects = []string{"traj.onpolicy", "swapped"}
+var DefaultSubjects = []streams.SubjectKind{streams.KindTrajOnPolicy, streams.KindSwapped}
 
 // Source is one recorded run to learn from.
 type Source struct {
@@ -25,7 +25,7 @@ type Source struct {
 	FromSeq uint64
 	// Subjects are streams.ReplaySubjects kinds to read. Default
 	// DefaultSubjects.
-	Subjects []string
+	Subjects []streams.SubjectKind
 }
 
 // CollectStats says what Collect read.
@@ -61,7 +61,7 @@ func Collect(ctx context.Context, js jetstream.JetStream, sources []Source) ([]*
 		for _, subj := range subjects {
 			o := streams.ReplayOptions{Run: src.Run, Subject: subj, FromSeq: src.FromSeq}
 			err := streams.Replay(ctx, js, o, func(m streams.Message) error {
-				st.LastSeq[src.Run+"/"+subj] = m.Seq
+				st.LastSeq[src.Run+"/"+string(subj)] = m.Seq
 				switch {
 				case m.Err != nil || m.Trajectory == nil:
 					st.Undecodable++

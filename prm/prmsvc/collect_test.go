@@ -75,7 +75,7 @@ func TestTrainFromReplayedStream(t *testing.T) {
 		}
 	}
 
-	later, _, err := Collect(ctx, js, []Source{{Run: "runA", FromSeq: st.LastSeq["runA/traj.onpolicy"] + 1, Subjects: []string{"traj.onpolicy"}}})
+	later, _, err := Collect(ctx, js, []Source{{Run: "runA", FromSeq: st.LastSeq["runA/traj.onpolicy"] + 1, Subjects: []streams.SubjectKind{"traj.onpolicy"}}})
 	if err != nil || len(later) != 0 {
 		t.Errorf("collect from after the last sequence: got %d trajectories (%v), want 0", len(later), err)
 	}
@@ -90,7 +90,7 @@ func TestCollectErrors(t *testing.T) {
 	}{
 		{"no sources", nil},
 		{"bad run name", []Source{{Run: "a.b"}}},
-		{"unknown subject", []Source{{Run: "a", Subjects: []string{"nope"}}}},
+		{"unknown subject", []Source{{Run: "a", Subjects: []streams.SubjectKind{"nope"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

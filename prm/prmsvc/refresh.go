@@ -47,7 +47,7 @@ type Refresher struct {
 	model  *prm.Model
 	extra  []*schemas.Trajectory
 	window []*schemas.Trajectory
-	next   map[string]uint64 // subject → next stream sequence to read
+	next   map[streams.SubjectKind]uint64 // subject → next stream sequence to read
 	loaded bool
 }
 
@@ -62,7 +62,7 @@ func NewRefresher(js jetstream.JetStream, cfg RefreshConfig) (*Refresher, error)
 	if cfg.Window < prm.MinTrajectories {
 		return nil, fmt.Errorf("%w: window %d below %d", ErrInvalidConfig, cfg.Window, prm.MinTrajectories)
 	}
-	return &Refresher{cfg: cfg, js: js, model: cfg.Initial, next: map[string]uint64{}}, nil
+	return &Refresher{cfg: cfg, js: js, model: cfg.Initial, next: map[streams.SubjectKind]uint64{}}, nil
 }
 
 // Model returns the latest version (nil before the first refresh unless an
@@ -115,12 +115,12 @@ func (r *Refresher) loadExtra(ctx context.Context) error {
 // trims the window to its most recent Window trajectories.
 func (r *Refresher) readNew(ctx context.Context) error {
 	for _, subj := range DefaultSubjects {
-		src := Source{Run: r.cfg.Run, FromSeq: r.next[subj], Subjects: []string{subj}}
+		src := Source{Run: r.cfg.Run, FromSeq: r.next[subj], Subjects: []streams.SubjectKind{subj}}
 		trajs, st, err := Collect(ctx, r.js, []Source{src})
 		if err != nil {
 			return err
 		}
-		if last, ok := st.LastSeq[r.cfg.Run+"/"+subj]; ok {
+		if last, ok := st.LastSeq[r.cfg.Run+"/"+string(subj)]; ok {
 			r.next[subj] = last + 1
 		}
 		r.window = append(r.window, trajs...)

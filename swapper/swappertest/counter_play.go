@@ -1,4 +1,4 @@
-package swapper
+package swappertest
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"github.com/rspo-dev/rspo/schemas"
 )
 
-// playCounter plays actions in the counter environment for the task with
+// PlayCounter plays actions in the counter environment for the task with
 // seed and returns the explorer trajectory an honest producer would publish:
 // dense labels in Reward and DenseReward, the state key before each action,
 // and the episode's outcome.
-func playCounter(t testing.TB, seed int64, actions ...string) *schemas.Trajectory {
+func PlayCounter(t testing.TB, seed int64, actions ...string) *schemas.Trajectory {
 	t.Helper()
-	env, err := envs.New(counterEnvName, nil)
+	env, err := envs.New(CounterEnv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func playCounter(t testing.TB, seed int64, actions ...string) *schemas.Trajector
 	}
 	tr := &schemas.Trajectory{
 		ID: fmt.Sprintf("r/c1/explore/x/%d", seed), Run: "r", Cycle: 1, Source: schemas.SourceExplore,
-		PolicyVersion: 3, Producer: "x", Seq: uint64(seed), Env: counterEnvName,
+		PolicyVersion: 3, Producer: "x", Seq: uint64(seed), Env: CounterEnv,
 		TaskID: tasks[0].ID, TaskType: tasks[0].Type, TaskSeed: seed, Split: tasks[0].Split,
 		GroupID: "g", CreatedAt: time.Unix(1700000000, 0).UTC(),
 	}
@@ -35,7 +35,7 @@ func playCounter(t testing.TB, seed int64, actions ...string) *schemas.Trajector
 		dense := 0.1 * float64(i+1)
 		tr.Steps = append(tr.Steps, schemas.Step{
 			Observation: ep.Observation(), Admissible: []string{"inc", "dec", "stop"}, NumAdmissible: 3,
-			Action: a, ActionIndex: actionIndex(a), BehaviorLogProb: -math.Log(3) - 0.01*float64(i),
+			Action: a, ActionIndex: counterActionIndex(a), BehaviorLogProb: -math.Log(3) - 0.01*float64(i),
 			Reward: dense, DenseReward: dense, StateKey: ep.StateKey(),
 		})
 		if _, err := ep.Step(a); err != nil {
@@ -48,7 +48,7 @@ func playCounter(t testing.TB, seed int64, actions ...string) *schemas.Trajector
 	return tr
 }
 
-func actionIndex(a string) int32 {
+func counterActionIndex(a string) int32 {
 	for i, x := range []string{"inc", "dec", "stop"} {
 		if a == x {
 			return int32(i)

@@ -1,4 +1,4 @@
-package swapper
+package swappersvc
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
+	"github.com/rspo-dev/rspo/swapper"
 	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
 
@@ -45,16 +46,16 @@ func TestServiceSwapsAndDeadLettersBadInput(t *testing.T) {
 	svc := startService(t, js, Config{Run: "r", Verify: true, Batch: 4})
 
 	honest := []*schemas.Trajectory{
-		playCounter(t, 2, "inc", "inc", "stop"),
-		playCounter(t, 3, "inc", "stop"),
-		playCounter(t, 4, "inc", "dec", "inc"),
+		swappertest.PlayCounter(t, 2, "inc", "inc", "stop"),
+		swappertest.PlayCounter(t, 3, "inc", "stop"),
+		swappertest.PlayCounter(t, 4, "inc", "dec", "inc"),
 	}
-	forged := playCounter(t, 5, "inc", "stop")
+	forged := swappertest.PlayCounter(t, 5, "inc", "stop")
 	forged.ID, forged.OutcomeReward, forged.Success = "r/forged", 1, true
-	onPolicy := playCounter(t, 6, "stop")
+	onPolicy := swappertest.PlayCounter(t, 6, "stop")
 	onPolicy.ID, onPolicy.Source = "r/onpolicy-on-explore-subject", schemas.SourceExplore
 	onPolicy.Swapped = true
-	otherRun := playCounter(t, 7, "stop")
+	otherRun := swappertest.PlayCounter(t, 7, "stop")
 	otherRun.ID, otherRun.Run = "r/other-run", "other"
 	synthetic := swappertest.Explorer("r", 1, 0, 4)
 
@@ -96,7 +97,7 @@ func TestServiceSwapsAndDeadLettersBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatalf("swapped record %d: %v", i, err)
 		}
-		want, _ := Relabel(byID[rec.ID])
+		want, _ := swapper.Relabel(byID[rec.ID])
 		if fmt.Sprint(rec) != fmt.Sprint(want) {
 			t.Errorf("swapped record %d:\ngot  %+v\nwant %+v", i, rec, want)
 		}

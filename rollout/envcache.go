@@ -1,4 +1,4 @@
-package producers
+package rollout
 
 import (
 	"fmt"
@@ -7,18 +7,19 @@ import (
 	"sync"
 
 	"github.com/rspo-dev/rspo/envs"
-	"github.com/rspo-dev/rspo/schemas"
 )
 
-// envCache builds each (name, options) environment once: building one can
+// EnvCache builds each (name, options) environment once: building one can
 // be costly (the shop generates its catalogue and search index), and an
-// environment's Reset is safe for concurrent use.
-type envCache struct {
+// environment's Reset is safe for concurrent use. The zero value is ready
+// to use; an EnvCache is safe for concurrent use.
+type EnvCache struct {
 	mu   sync.Mutex
 	envs map[string]envs.Env
 }
 
-func (c *envCache) get(name string, opts map[string]string) (envs.Env, error) {
+// Get returns the environment name built with opts, building it on first use.
+func (c *EnvCache) Get(name string, opts map[string]string) (envs.Env, error) {
 	key := envKey(name, opts)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -48,14 +49,4 @@ func envKey(name string, opts map[string]string) string {
 		fmt.Fprintf(&b, "\x00%s=%s", k, opts[k])
 	}
 	return b.String()
-}
-
-// TaskOf turns a request's task reference into the environment's task.
-func TaskOf(r schemas.TaskRef) envs.Task {
-	return envs.Task{ID: r.ID, Type: r.Type, Split: r.Split, Seed: r.Seed, Instruction: r.Instruction}
-}
-
-// TaskRefOf is the inverse of TaskOf.
-func TaskRefOf(t envs.Task) schemas.TaskRef {
-	return schemas.TaskRef{ID: t.ID, Type: t.Type, Split: t.Split, Seed: t.Seed, Instruction: t.Instruction}
 }

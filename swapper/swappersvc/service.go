@@ -1,6 +1,15 @@
-package swapper
+// Package swappersvc is the swapper service: it wires the swapper core
+// (swapper.Relabel, swapper.Verifier) to the bus. A durable pull consumer
+// on rspo.<run>.traj.explore publishes each relabelled record to
+// rspo.<run>.swapped (Nats-Msg-Id = trajectory id), acks the source only
+// after the publish is acknowledged, and sends invalid or forged input to
+// the dead-letter queue with the reason. Whether a cycle's trajectories
+// are verified, and in which environment options, comes from the cycle's
+// plan (schemas.CyclePlan.Verify), or from Config.Verify for every cycle.
+package swappersvc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,12 +18,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/swapper"
 )
+
+// ErrInvalidConfig means a Config failed validation.
+var ErrInvalidConfig = errors.New("swappersvc: invalid configuration")
 
 // Component names the swapper in dead-letter subjects (rspo.<run>.dlq.swapper).
 const Component = "swapper"
@@ -41,11 +53,13 @@ type Config struct {
 	// a trajectory to another instance (after a crash). Default 30s.
 	AckWait time.Duration
 	// Verify replays every trajectory in its environment and dead-letters
-	// those whose claims the replay disproves. Default false.
+	// those whose claims the replay disproves, whatever the cycle's plan
+	// says (a plan with Verify set asks for it too). Default false.
 	Verify bool
-	// EnvOptions are the environment options for verification (the ones
-	// the producers used, e.g. preset). Default nil: each environment's
-	// defaults.
+	// EnvOptions are the environment options for verifying a trajectory
+	// whose cycle has no plan on the bus (a producer other than rspo's
+	// explorer). Default nil: each environment's defaults. A trajectory of
+	// a planned cycle is replayed with the plan's options.
 	EnvOptions map[string]string
 	// PublishTimeout bounds the wait for the swapped stream's
 	// acknowledgements of one batch. Default 30s.
@@ -77,23 +91,14 @@ func (c Config) withDefaults() Config {
 	if c.Durable == "" {
 		c.Durable = "swapper-" + c.Run
 	}
-	c.Workers = orDefault(c.Workers, 2)
-	c.Batch = orDefault(c.Batch, 64)
-	c.MaxWait = orDefault(c.MaxWait, 100*time.Millisecond)
-	c.PublishTimeout = orDefault(c.PublishTimeout, 30*time.Second)
+	c.Workers = cmp.Or(c.Workers, 2)
+	c.Batch = cmp.Or(c.Batch, 64)
+	c.MaxWait = cmp.Or(c.MaxWait, 100*time.Millisecond)
+	c.PublishTimeout = cmp.Or(c.PublishTimeout, 30*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	return c
-}
-
-// orDefault returns v, or def when v is zero.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Counters are what a Service has done since it started.
@@ -111,7 +116,8 @@ type Counters struct {
 type Service struct {
 	js       jetstream.JetStream
 	cfg      Config
-	verifier *Verifier
+	verifier *swapper.Verifier
+	plans    *planBook
 	swapped  atomic.Int64
 	dups     atomic.Int64
 	rejected atomic.Int64
@@ -122,11 +128,8 @@ func New(js jetstream.JetStream, cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{js: js, cfg: cfg.withDefaults()}
-	if cfg.Verify {
-		s.verifier = NewVerifier(cfg.EnvOptions)
-	}
-	return s, nil
+	return &Service{js: js, cfg: cfg.withDefaults(), verifier: swapper.NewVerifier(cfg.EnvOptions),
+		plans: newPlanBook(js, cfg.Run)}, nil
 }
 
 // Counters returns the service's counters.
@@ -142,14 +145,16 @@ func (s *Service) Run(ctx context.Context) error {
 		Stream: streams.StreamTraj, Durable: s.cfg.Durable, Component: Component,
 		FilterSubject: streams.Subjects(s.cfg.Run).TrajExplore, Batch: s.cfg.Batch,
 		MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait, Logger: s.cfg.Logger,
+		OnDeadLetter: func(jetstream.Msg, string) { s.rejected.Add(1) },
 	}
 	errs := make([]error, s.cfg.Workers)
 	var wg sync.WaitGroup
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	h := streams.TypedBatch(streams.Trajectories, s.cfg.Run, s.handle)
 	for i := range s.cfg.Workers {
 		wg.Go(func() {
-			errs[i] = streams.ConsumeBatch(wctx, s.js, cc, s.handle)
+			errs[i] = streams.ConsumeBatch(wctx, s.js, cc, h)
 			if errs[i] != nil {
 				cancel() // one loop cannot go on: stop the others
 			}
@@ -159,13 +164,24 @@ func (s *Service) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// handle swaps a fetched batch: every valid trajectory's record is published
-// asynchronously, then each message's result waits for its own publish ack.
-func (s *Service) handle(ctx context.Context, msgs []jetstream.Msg) []error {
-	results := make([]error, len(msgs))
-	futures := make([]jetstream.PubAckFuture, len(msgs))
-	for i, msg := range msgs {
-		futures[i], results[i] = s.publish(ctx, msg)
+// handle swaps a fetched batch of the run's trajectories: every valid
+// record is published asynchronously, then each message's result waits
+// for its own publish ack.
+func (s *Service) handle(ctx context.Context, ds []streams.Delivery[*schemas.Trajectory]) []error {
+	results := make([]error, len(ds))
+	futures := make([]jetstream.PubAckFuture, len(ds))
+	cycles := make([]int64, len(ds))
+	for i, d := range ds {
+		cycles[i] = d.Value.Cycle
+	}
+	if err := s.plans.load(ctx, cycles); err != nil {
+		for i := range results {
+			results[i] = err // the plans decide verification: retry rather than guess
+		}
+		return results
+	}
+	for i, d := range ds {
+		futures[i], results[i] = s.publish(d.Value)
 	}
 	actx, cancel := context.WithTimeout(ctx, s.cfg.PublishTimeout)
 	defer cancel()
@@ -177,24 +193,20 @@ func (s *Service) handle(ctx context.Context, msgs []jetstream.Msg) []error {
 	return results
 }
 
-// publish swaps one message and starts publishing its record. A message
-// that cannot be swapped yields a RejectError.
-func (s *Service) publish(ctx context.Context, msg jetstream.Msg) (jetstream.PubAckFuture, error) {
-	out, err := s.Swap(msg.Data())
+// publish swaps one trajectory and starts publishing its record. A
+// trajectory that cannot be swapped yields a RejectError.
+func (s *Service) publish(t *schemas.Trajectory) (jetstream.PubAckFuture, error) {
+	out, err := s.swap(t)
 	if err != nil {
-		s.rejected.Add(1)
-		s.cfg.Logger.Warn("swapper: rejected trajectory", "subject", msg.Subject(), "err", err)
 		return nil, streams.Reject(err)
 	}
-	data, err := schemas.EncodeTrajectory(out)
+	m, err := streams.SwappedMsg(out)
 	if err != nil {
-		s.rejected.Add(1)
 		return nil, streams.Reject(err)
 	}
-	m := &nats.Msg{Subject: streams.Subjects(out.Run).Swapped, Data: data, Header: streams.TrajectoryHeaders(out)}
 	f, err := s.js.PublishMsgAsync(m)
 	if err != nil {
-		return nil, fmt.Errorf("swapper: publish %s: %w", out.ID, err)
+		return nil, fmt.Errorf("swappersvc: publish %s: %w", out.ID, err)
 	}
 	return f, nil
 }
@@ -210,31 +222,43 @@ func (s *Service) await(ctx context.Context, f jetstream.PubAckFuture) error {
 		}
 		return nil
 	case err := <-f.Err():
-		return fmt.Errorf("swapper: publish to %s: %w", f.Msg().Subject, err)
+		return fmt.Errorf("swappersvc: publish to %s: %w", f.Msg().Subject, err)
 	case <-ctx.Done():
-		return fmt.Errorf("swapper: publish to %s: no acknowledgement: %w", f.Msg().Subject, ctx.Err())
+		return fmt.Errorf("swappersvc: publish to %s: no acknowledgement: %w", f.Msg().Subject, ctx.Err())
 	}
 }
 
 // Swap decodes an explorer trajectory message of the service's run,
-// verifies it if configured, and returns its relabelled record. Every error
-// describes a message no retry can fix.
+// verifies it if configured (by Config.Verify: a message on its own has no
+// plan), and returns its relabelled record. Every error describes a
+// message no retry can fix.
 func (s *Service) Swap(data []byte) (*schemas.Trajectory, error) {
 	t, err := schemas.DecodeTrajectory(data)
 	if err != nil {
 		return nil, err
 	}
 	if t.Run != s.cfg.Run {
-		return nil, fmt.Errorf("swapper: trajectory %s belongs to run %q, not %q", t.ID, t.Run, s.cfg.Run)
+		return nil, fmt.Errorf("swappersvc: trajectory %s belongs to run %q, not %q", t.ID, t.Run, s.cfg.Run)
 	}
-	out, err := Relabel(t)
+	return s.swap(t)
+}
+
+// swap relabels t and, when its cycle's plan or the configuration asks
+// for it, verifies it by replay (in the plan's environment options).
+func (s *Service) swap(t *schemas.Trajectory) (*schemas.Trajectory, error) {
+	out, err := swapper.Relabel(t)
 	if err != nil {
 		return nil, err
 	}
-	if s.verifier != nil {
-		if err := s.verifier.Verify(t); err != nil {
-			return nil, err
-		}
+	plan, planned := s.plans.get(t.Cycle)
+	switch {
+	case planned && (plan.Verify || s.cfg.Verify):
+		err = s.verifier.VerifyWith(t, plan.EnvOptions)
+	case s.cfg.Verify:
+		err = s.verifier.Verify(t)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package producers
+package rollout
 
 import (
 	"context"
@@ -17,10 +17,10 @@ type Episode struct {
 	Opts policy.RolloutOptions
 }
 
-// RolloutAll plays every episode with p on env, parallel at once, and
+// All plays every episode with p on env, parallel at once, and
 // returns the trajectories in the order of eps. Each episode is fully
 // determined by its options, so the result does not depend on scheduling.
-func RolloutAll(ctx context.Context, env envs.Env, p *policy.Policy, eps []Episode, parallel int) ([]*schemas.Trajectory, error) {
+func All(ctx context.Context, env envs.Env, p *policy.Policy, eps []Episode, parallel int) ([]*schemas.Trajectory, error) {
 	out := make([]*schemas.Trajectory, len(eps))
 	errs := make([]error, len(eps))
 	jobs := make(chan int)

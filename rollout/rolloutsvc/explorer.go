@@ -1,11 +1,10 @@
-package producers
+package rolloutsvc
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"time"
 
@@ -16,51 +15,19 @@ import (
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
 
-// ExplorerMode selects how π_B is obtained — the paper's dense-reward
-// explorer or one of the controls that tell whether the PRM matters.
-type ExplorerMode string
-
-const (
-	// ModePRM trains π_B on the PRM named by the cycle plan (the paper's).
-	ModePRM ExplorerMode = "prm"
-	// ModeFrozen keeps π_B an unchanged copy of π_θ: extra sampling and the
-	// buffer's selection only.
-	ModeFrozen ExplorerMode = "frozen"
-	// ModeRandomPRM trains π_B on an untrained, randomly initialised PRM.
-	ModeRandomPRM ExplorerMode = "random-prm"
-)
-
-// Valid reports whether m is a known mode.
-func (m ExplorerMode) Valid() bool { return m == ModePRM || m == ModeFrozen || m == ModeRandomPRM }
-
-// ExplorerConfig configures an explorer. Run is required.
+// ExplorerConfig configures an explorer. Run is required. How the
+// explorer explores (mode, tilt, PRM noise, AUC gate, π_B's trainer) is not
+// configured here: every cycle's plan carries it, as the learner decided.
 type ExplorerConfig struct {
 	Run string
 	// Name identifies this explorer in trajectories. Default
 	// "explorer-<hostname>-<pid>".
 	Name string
-	// Mode is prm (default), frozen or random-prm.
-	Mode ExplorerMode
-	// Trainer configures π_B's dense-reward updates; its reward source is
-	// forced to dense.
-	Trainer learner.Config
-	// PRMNoise is σ of Gaussian noise added to every PRM score (ablation).
-	PRMNoise float64
-	// GateAUC, when > 0, turns shaping off (π_B stays a plain copy) for a
-	// PRM whose held-out AUC is below it, so a flat PRM never becomes noise.
-	GateAUC float64
-	// Tilt, when > 0, replaces π_B's dense-reward training by acting-time
-	// steering: π_B(a|s) ∝ π_θ(a|s)·exp(Tilt·r̂(s,a)), the closed-form
-	// maximiser of E[r̂] − KL(π_B‖π_θ)/Tilt per step. The explorer then
-	// takes no training rollouts: it spends only its collection's
-	// environment steps (Collect, or GroupSize when the plan's Collect
-	// is 0, rollouts per task). Its rollouts record log π_B, the tilted
-	// log-prob, as the behaviour log-prob the generalized clip needs.
-	Tilt float64
 	// RandomPRMSeed seeds the random-prm control's PRM. Default 1.
 	RandomPRMSeed uint64
 	// Parallel is how many episodes run at once. Default GOMAXPROCS.
@@ -75,45 +42,28 @@ type ExplorerConfig struct {
 
 func (c ExplorerConfig) withDefaults() ExplorerConfig {
 	fillWorkerDefaults("explorer", &c.Name, &c.Parallel, &c.AckWait, &c.Logger)
-	if c.Mode == "" {
-		c.Mode = ModePRM
-	}
 	if c.RandomPRMSeed == 0 {
 		c.RandomPRMSeed = 1
 	}
-	c.Trainer.Rewards = learner.RewardDense
 	return c
 }
 
 // Validate reports every problem with the configuration.
 func (c ExplorerConfig) Validate() error {
-	if err := streams.ValidateRun(c.Run); err != nil {
-		return err
-	}
-	if c.Mode != "" && !c.Mode.Valid() {
-		return fmt.Errorf("producers: explorer mode %q: want prm, frozen or random-prm", c.Mode)
-	}
-	if err := ValidateShaping(c.PRMNoise, c.GateAUC, c.Tilt); err != nil {
-		return err
-	}
-	c.Trainer.Rewards = learner.RewardDense
-	return c.Trainer.Validate()
+	return streams.ValidateRun(c.Run)
 }
 
-// ValidateShaping checks the settings of how an explorer uses its PRM:
-// the noise σ on its scores, the AUC gate and the tilt λ.
-func ValidateShaping(noise, gateAUC, tilt float64) error {
-	var errs []error
-	if noise < 0 || gateAUC < 0 || gateAUC > 1 {
-		errs = append(errs, fmt.Errorf("producers: explorer PRM noise %v must be ≥ 0 and gate AUC %v in [0, 1]", noise, gateAUC))
+// TrainerOf decodes π_B's trainer configuration from a plan, with the
+// reward source forced to the dense reward.
+func TrainerOf(plan schemas.CyclePlan) (learner.Config, error) {
+	var tc learner.Config
+	if len(plan.Trainer) > 0 {
+		if err := json.Unmarshal(plan.Trainer, &tc); err != nil {
+			return tc, fmt.Errorf("rolloutsvc: plan trainer: %w", err)
+		}
 	}
-	if tilt < 0 || math.IsNaN(tilt) || math.IsInf(tilt, 0) {
-		errs = append(errs, fmt.Errorf("producers: explore tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", tilt))
-	}
-	if tilt > 0 && noise > 0 {
-		errs = append(errs, fmt.Errorf("producers: explore tilt and PRM noise together: noise is not applied to tilted action scores; use one"))
-	}
-	return errors.Join(errs...)
+	tc.Rewards = learner.RewardDense
+	return tc, tc.Validate()
 }
 
 // ExplorerDurable names the consumer of cycle.started events shared by run's
@@ -128,7 +78,7 @@ type Explorer struct {
 	cfg      ExplorerConfig
 	js       jetstream.JetStream
 	policies *PolicyCache
-	envs     envCache
+	envs     rollout.EnvCache
 }
 
 // NewExplorer returns an explorer for cfg.
@@ -150,20 +100,16 @@ func (x *Explorer) Run(ctx context.Context) error {
 		Batch:         1,
 		AckWait:       x.cfg.AckWait,
 		Logger:        x.cfg.Logger,
-	}, x.handle)
+	}, streams.Typed(streams.Events, x.cfg.Run, x.handle))
 }
 
-func (x *Explorer) handle(ctx context.Context, msg jetstream.Msg) error {
-	e, err := schemas.DecodeEvent(msg.Data())
+func (x *Explorer) handle(ctx context.Context, d streams.Delivery[schemas.Event]) error {
+	plan, err := schemas.CyclePlanOf(d.Value)
 	if err != nil {
 		return streams.Reject(err)
 	}
-	plan, err := schemas.CyclePlanOf(e)
-	if err != nil {
-		return streams.Reject(err)
-	}
-	defer keepAlive(ctx, msg, x.cfg.AckWait/3)()
-	_, err = x.Explore(ctx, e, plan)
+	defer keepAlive(ctx, d.Msg, x.cfg.AckWait/3)()
+	_, err = x.Explore(ctx, d.Value, plan)
 	return err
 }
 
@@ -177,7 +123,14 @@ type ExploreResult struct {
 
 // Explore carries out one cycle's plan and announces cycle.explored.
 func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.CyclePlan) (ExploreResult, error) {
-	env, err := x.envs.get(plan.Env, plan.EnvOptions)
+	if err := plan.Validate(); err != nil {
+		return ExploreResult{}, streams.Reject(err)
+	}
+	trainer, err := TrainerOf(plan)
+	if err != nil {
+		return ExploreResult{}, streams.Reject(err)
+	}
+	env, err := x.envs.Get(plan.Env, plan.EnvOptions)
 	if err != nil {
 		return ExploreResult{}, streams.Reject(err)
 	}
@@ -189,7 +142,7 @@ func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.Cy
 	if err != nil {
 		return ExploreResult{}, err
 	}
-	c := cycleRun{x: x, env: env, plan: plan, cycle: e.Cycle, update: e.Update, model: model}
+	c := cycleRun{x: x, env: env, plan: plan, trainer: trainer, cycle: e.Cycle, update: e.Update, model: model}
 	res, err := c.explore(ctx, base.Clone())
 	if err != nil {
 		return res, err
@@ -206,10 +159,10 @@ func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.Cy
 
 // prm returns the model to score with, or nil when π_B is not trained.
 func (x *Explorer) prm(ctx context.Context, plan schemas.CyclePlan) (*prm.Model, error) {
-	switch x.cfg.Mode {
-	case ModeFrozen:
+	switch plan.ModeOrDefault() {
+	case schemas.ExplorerFrozen:
 		return nil, nil
-	case ModeRandomPRM:
+	case schemas.ExplorerRandomPRM:
 		return prm.Random(x.cfg.RandomPRMSeed), nil
 	}
 	if plan.PRMVersion == 0 {
@@ -217,11 +170,11 @@ func (x *Explorer) prm(ctx context.Context, plan schemas.CyclePlan) (*prm.Model,
 	}
 	m, err := prmsvc.Load(ctx, x.js, x.cfg.Run, plan.PRMVersion)
 	if err != nil {
-		return nil, fmt.Errorf("producers: PRM version %d: %w", plan.PRMVersion, err)
+		return nil, fmt.Errorf("rolloutsvc: PRM version %d: %w", plan.PRMVersion, err)
 	}
-	if x.cfg.GateAUC > 0 && !m.ShapingEnabled(x.cfg.GateAUC) {
+	if plan.GateAUC > 0 && !m.ShapingEnabled(plan.GateAUC) {
 		x.cfg.Logger.Info("PRM below the AUC gate: explorer stays a plain copy",
-			"prm_version", m.Version, "auc", m.Info.HeldoutAUC, "gate", x.cfg.GateAUC)
+			"prm_version", m.Version, "auc", m.Info.HeldoutAUC, "gate", plan.GateAUC)
 		return nil, nil
 	}
 	return m, nil
@@ -229,10 +182,12 @@ func (x *Explorer) prm(ctx context.Context, plan schemas.CyclePlan) (*prm.Model,
 
 // cycleRun is the state of one cycle's exploration.
 type cycleRun struct {
-	x     *Explorer
-	env   envs.Env
-	plan  schemas.CyclePlan
-	cycle int64
+	x    *Explorer
+	env  envs.Env
+	plan schemas.CyclePlan
+	// trainer configures π_B's dense-reward updates (from the plan).
+	trainer learner.Config
+	cycle   int64
 	// update is the learner's update counter when the cycle started.
 	update int64
 	model  *prm.Model
@@ -243,12 +198,12 @@ type cycleRun struct {
 }
 
 func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResult, error) {
-	if c.model != nil && c.x.cfg.Tilt > 0 {
+	if c.model != nil && c.plan.Tilt > 0 {
 		return c.exploreTilted(ctx, pB)
 	}
 	if c.model != nil {
 		c.res.Shaped, c.res.PRMVersion = true, c.model.Version
-		tr, err := learner.New(pB, c.x.cfg.Trainer)
+		tr, err := learner.New(pB, c.trainer)
 		if err != nil {
 			return c.res, err
 		}
@@ -259,7 +214,7 @@ func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResul
 			}
 			stats, err := tr.Update(trajs, nil)
 			if err != nil {
-				return c.res, fmt.Errorf("producers: explorer update %d of cycle %d: %w", u, c.cycle, err)
+				return c.res, fmt.Errorf("rolloutsvc: explorer update %d of cycle %d: %w", u, c.cycle, err)
 			}
 			c.report(ctx, trajs, stats.Map(), u)
 			if c.plan.SwapAll {
@@ -306,27 +261,27 @@ func (c *cycleRun) exploreTilted(ctx context.Context, pB *policy.Policy) (Explor
 // rollouts plays n episodes of every task with π_B and labels each step
 // with the PRM's dense reward (the label the swapper will replace).
 func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, n int) ([]*schemas.Trajectory, error) {
-	eps := make([]Episode, 0, len(c.plan.Tasks)*n)
+	eps := make([]rollout.Episode, 0, len(c.plan.Tasks)*n)
 	for i, ref := range c.plan.Tasks {
 		for j := 0; j < n; j++ {
 			seq := uint64(i*n + j)
-			eps = append(eps, Episode{Task: TaskOf(ref), Opts: policy.RolloutOptions{
-				Seed:   EpisodeSeed(c.plan.Seed, tag, i, j),
+			eps = append(eps, rollout.Episode{Task: rollout.TaskOf(ref), Opts: policy.RolloutOptions{
+				Seed:   rollout.EpisodeSeed(c.plan.Seed, tag, i, j),
 				ID:     schemas.TrajectoryID(c.x.cfg.Run, schemas.SourceExplore, tag, seq),
 				Source: schemas.SourceExplore, Run: c.x.cfg.Run, Producer: c.x.cfg.Name,
 				GroupID: tag + "/" + ref.ID, Cycle: c.cycle, Seq: seq,
-				Tilt: c.tilt, TiltStrength: c.x.cfg.Tilt,
+				Tilt: c.tilt, TiltStrength: c.plan.Tilt,
 			}})
 		}
 	}
-	trajs, err := RolloutAll(ctx, c.env, pB, eps, c.x.cfg.Parallel)
+	trajs, err := rollout.All(ctx, c.env, pB, eps, c.x.cfg.Parallel)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
 		return nil, streams.Reject(err)
 	}
-	c.res.EnvSteps += EnvSteps(trajs)
+	c.res.EnvSteps += rollout.EnvSteps(trajs)
 	c.score(trajs, tag)
 	return trajs, nil
 }
@@ -337,9 +292,9 @@ func (c *cycleRun) score(trajs []*schemas.Trajectory, tag string) {
 		return
 	}
 	var opts []prm.ScoreOption
-	if c.x.cfg.PRMNoise > 0 {
-		seed := uint64(EpisodeSeed(c.plan.Seed, tag, "noise"))
-		opts = append(opts, prm.WithNoise(c.x.cfg.PRMNoise, rand.New(rand.NewPCG(seed, 0x6e6f697365))))
+	if c.plan.PRMNoise > 0 {
+		seed := uint64(rollout.EpisodeSeed(c.plan.Seed, tag, "noise"))
+		opts = append(opts, prm.WithNoise(c.plan.PRMNoise, rand.New(rand.NewPCG(seed, 0x6e6f697365))))
 	}
 	for k, scores := range c.model.ScoreBatch(trajs, opts...) {
 		for i := range trajs[k].Steps {

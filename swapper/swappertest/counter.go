@@ -1,4 +1,4 @@
-package swapper
+package swappertest
 
 import (
 	"fmt"
@@ -6,22 +6,23 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 )
 
-// counterEnv is a tiny deterministic environment for the tests: the agent
+// CounterEnv names a tiny deterministic environment for the tests,
+// registered when this package is imported: the agent
 // moves a counter with "inc"/"dec" and ends the episode with "stop"; it
 // succeeds when the counter equals the task's target (Seed mod 5). The
-// episode also ends after counterLimit actions, with outcome 0.
+// episode also ends after CounterLimit actions, with outcome 0.
 const (
-	counterEnvName = "swapper-test-counter"
-	counterLimit   = 8
+	CounterEnv   = "swapper-test-counter"
+	CounterLimit = 8
 )
 
 func init() {
-	envs.Register(counterEnvName, func(map[string]string) (envs.Env, error) { return counterEnv{}, nil })
+	envs.Register(CounterEnv, func(map[string]string) (envs.Env, error) { return counterEnv{}, nil })
 }
 
 type counterEnv struct{}
 
-func (counterEnv) Name() string        { return counterEnvName }
+func (counterEnv) Name() string        { return CounterEnv }
 func (counterEnv) Splits() []string    { return []string{envs.SplitTrain} }
 func (counterEnv) TaskTypes() []string { return []string{"count"} }
 func (counterEnv) Reset(t envs.Task) (envs.Episode, error) {
@@ -76,7 +77,7 @@ func (e *counterEpisode) Step(action string) (envs.StepResult, error) {
 	default:
 		ok = false
 	}
-	if e.steps >= counterLimit {
+	if e.steps >= CounterLimit {
 		e.done = true
 	}
 	return envs.StepResult{Observation: e.Observation(), Reward: e.Outcome(), Done: e.done, Admissible: ok}, nil

@@ -1,4 +1,4 @@
-package producers
+package rolloutsvc
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -55,7 +55,7 @@ type Actor struct {
 	cfg      ActorConfig
 	js       jetstream.JetStream
 	policies *PolicyCache
-	envs     envCache
+	envs     rollout.EnvCache
 }
 
 // NewActor returns an actor for cfg.
@@ -77,23 +77,16 @@ func (a *Actor) Run(ctx context.Context) error {
 		Batch:         1,
 		AckWait:       a.cfg.AckWait,
 		Logger:        a.cfg.Logger,
-	}, a.handle)
+	}, streams.Typed(streams.RolloutRequests, a.cfg.Run, a.handle))
 }
 
-func (a *Actor) handle(ctx context.Context, msg jetstream.Msg) error {
-	req, err := schemas.DecodeRolloutRequest(msg.Data())
-	if err != nil {
-		return streams.Reject(err)
-	}
-	if req.Run != a.cfg.Run {
-		return streams.Rejectf("request for run %q on run %q's queue", req.Run, a.cfg.Run)
-	}
-	defer keepAlive(ctx, msg, a.cfg.AckWait/3)()
-	trajs, err := a.Serve(ctx, req)
+func (a *Actor) handle(ctx context.Context, d streams.Delivery[schemas.RolloutRequest]) error {
+	defer keepAlive(ctx, d.Msg, a.cfg.AckWait/3)()
+	trajs, err := a.Serve(ctx, d.Value)
 	if err != nil {
 		return err
 	}
-	a.cfg.Logger.Debug("rollout request served", "request", req.ID, "trajectories", len(trajs))
+	a.cfg.Logger.Debug("rollout request served", "request", d.Value.ID, "trajectories", len(trajs))
 	return nil
 }
 
@@ -101,7 +94,7 @@ func (a *Actor) handle(ctx context.Context, msg jetstream.Msg) error {
 // trajectories. Errors that no retry can fix (an unknown environment or a
 // task it cannot build) are returned as rejections.
 func (a *Actor) Serve(ctx context.Context, req schemas.RolloutRequest) ([]*schemas.Trajectory, error) {
-	env, err := a.envs.get(req.Env, req.EnvOptions)
+	env, err := a.envs.Get(req.Env, req.EnvOptions)
 	if err != nil {
 		return nil, streams.Reject(err)
 	}
@@ -109,7 +102,7 @@ func (a *Actor) Serve(ctx context.Context, req schemas.RolloutRequest) ([]*schem
 	if err != nil {
 		return nil, err // the snapshot may not be visible yet: retry
 	}
-	trajs, err := RolloutAll(ctx, env, p, a.episodes(req), a.cfg.Parallel)
+	trajs, err := rollout.All(ctx, env, p, rollout.RequestEpisodes(req, a.cfg.Name), a.cfg.Parallel)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -120,27 +113,6 @@ func (a *Actor) Serve(ctx context.Context, req schemas.RolloutRequest) ([]*schem
 		return nil, err
 	}
 	return trajs, nil
-}
-
-// episodes lists the request's episodes with their deterministic ids and seeds.
-func (a *Actor) episodes(req schemas.RolloutRequest) []Episode {
-	eps := make([]Episode, 0, len(req.Tasks)*req.GroupSize)
-	for i, ref := range req.Tasks {
-		for j := 0; j < req.GroupSize; j++ {
-			eps = append(eps, Episode{Task: TaskOf(ref), Opts: policy.RolloutOptions{
-				Seed:        EpisodeSeed(req.Seed, req.ID, i, j),
-				Temperature: req.Temperature,
-				ID:          RolloutTrajectoryID(req, i, j),
-				Source:      req.Source,
-				Run:         req.Run,
-				Producer:    a.cfg.Name,
-				GroupID:     RolloutGroupID(req, ref),
-				Cycle:       req.Cycle,
-				Seq:         RolloutSeq(req, i, j),
-			}})
-		}
-	}
-	return eps
 }
 
 // publishAll publishes trajectories, each confirmed by its ack, in order.

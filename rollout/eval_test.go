@@ -1,4 +1,4 @@
-package envs_test
+package rollout_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout"
 )
 
 // coin is a one-step environment: saying "win" solves the task. Tasks of
@@ -99,14 +100,14 @@ func TestEvaluateExpert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := envs.Evaluate(context.Background(), env, coinTasks, agent, envs.EvalOptions{Episodes: 6})
+	rep, err := rollout.Evaluate(context.Background(), env, coinTasks, agent, rollout.EvalOptions{Episodes: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := envs.Report{
+	want := rollout.Report{
 		Env:     "coin",
 		Overall: stats(6, 6, 1, 8.0/6, 0),
-		ByType:  map[string]envs.Stats{"easy": stats(4, 4, 1, 1, 0), "hard": stats(2, 2, 1, 2, 0)},
+		ByType:  map[string]rollout.Stats{"easy": stats(4, 4, 1, 1, 0), "hard": stats(2, 2, 1, 2, 0)},
 		Types:   []string{"easy", "hard"},
 	}
 	if !sameReport(rep, want) {
@@ -115,12 +116,12 @@ func TestEvaluateExpert(t *testing.T) {
 }
 
 // stats builds expected Stats (the unexported accumulators are ignored by sameReport).
-func stats(n, succ int, score, steps, inadmissible float64) envs.Stats {
-	return envs.Stats{Episodes: n, Successes: succ, SuccessRate: float64(succ) / float64(n),
+func stats(n, succ int, score, steps, inadmissible float64) rollout.Stats {
+	return rollout.Stats{Episodes: n, Successes: succ, SuccessRate: float64(succ) / float64(n),
 		MeanScore: score, MeanSteps: steps, InadmissibleRate: inadmissible}
 }
 
-func sameReport(a, b envs.Report) bool {
+func sameReport(a, b rollout.Report) bool {
 	if a.Env != b.Env || !reflect.DeepEqual(a.Types, b.Types) || len(a.ByType) != len(b.ByType) {
 		return false
 	}
@@ -135,19 +136,19 @@ func sameReport(a, b envs.Report) bool {
 	return true
 }
 
-func sameStats(a, b envs.Stats) bool {
+func sameStats(a, b rollout.Stats) bool {
 	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-12 }
 	return a.Episodes == b.Episodes && a.Successes == b.Successes && near(a.SuccessRate, b.SuccessRate) &&
 		near(a.MeanScore, b.MeanScore) && near(a.MeanSteps, b.MeanSteps) && near(a.InadmissibleRate, b.InadmissibleRate)
 }
 
 func TestEvaluateRandomIsReproducible(t *testing.T) {
-	opts := envs.EvalOptions{Episodes: 4000, Seed: 9}
-	a, err := envs.Evaluate(context.Background(), coin{}, coinTasks, envs.RandomAgent{}, opts)
+	opts := rollout.EvalOptions{Episodes: 4000, Seed: 9}
+	a, err := rollout.Evaluate(context.Background(), coin{}, coinTasks, envs.RandomAgent{}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := envs.Evaluate(context.Background(), coin{}, coinTasks, envs.RandomAgent{}, opts)
+	b, err := rollout.Evaluate(context.Background(), coin{}, coinTasks, envs.RandomAgent{}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestEvaluateRandomIsReproducible(t *testing.T) {
 }
 
 func TestEvaluateCountsInadmissible(t *testing.T) {
-	rep, err := envs.Evaluate(context.Background(), coin{}, coinTasks[:1], &nonsenseAgent{}, envs.EvalOptions{})
+	rep, err := rollout.Evaluate(context.Background(), coin{}, coinTasks[:1], &nonsenseAgent{}, rollout.EvalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,18 +182,18 @@ func TestEvaluateErrors(t *testing.T) {
 		env   envs.Env
 		tasks []envs.Task
 		agent envs.Agent
-		opts  envs.EvalOptions
+		opts  rollout.EvalOptions
 		want  error
 	}{
-		{"no tasks", context.Background(), coin{}, nil, envs.RandomAgent{}, envs.EvalOptions{}, nil},
-		{"negative episodes", context.Background(), coin{}, coinTasks, envs.RandomAgent{}, envs.EvalOptions{Episodes: -1}, nil},
-		{"canceled", canceled, coin{}, coinTasks, envs.RandomAgent{}, envs.EvalOptions{}, context.Canceled},
-		{"agent fails", context.Background(), coin{}, coinTasks, failingAgent{}, envs.EvalOptions{}, nil},
-		{"reset fails", context.Background(), coin{}, []envs.Task{{ID: "broken"}}, envs.RandomAgent{}, envs.EvalOptions{}, nil},
+		{"no tasks", context.Background(), coin{}, nil, envs.RandomAgent{}, rollout.EvalOptions{}, nil},
+		{"negative episodes", context.Background(), coin{}, coinTasks, envs.RandomAgent{}, rollout.EvalOptions{Episodes: -1}, nil},
+		{"canceled", canceled, coin{}, coinTasks, envs.RandomAgent{}, rollout.EvalOptions{}, context.Canceled},
+		{"agent fails", context.Background(), coin{}, coinTasks, failingAgent{}, rollout.EvalOptions{}, nil},
+		{"reset fails", context.Background(), coin{}, []envs.Task{{ID: "broken"}}, envs.RandomAgent{}, rollout.EvalOptions{}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := envs.Evaluate(tt.ctx, tt.env, tt.tasks, tt.agent, tt.opts)
+			_, err := rollout.Evaluate(tt.ctx, tt.env, tt.tasks, tt.agent, tt.opts)
 			if err == nil {
 				t.Fatal("got nil error, want one")
 			}

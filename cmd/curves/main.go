@@ -2,7 +2,7 @@
 // learning curve: eval success against the number of updates. It is the
 // tool behind the learning curves quoted for the learner; it needs no NATS.
 //
-//	go run ./learner/internal/curves -env household -preset easy -algo grpo -updates 60
+//	go run ./cmd/curves -env household -preset easy -algo grpo -updates 60
 package main
 
 import (
@@ -19,6 +19,7 @@ import (
 	_ "github.com/rspo-dev/rspo/envs/shop"
 	"github.com/rspo-dev/rspo/learner"
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -138,7 +139,7 @@ func rollouts(ctx context.Context, env envs.Env, tasks []envs.Task, p *policy.Po
 
 // evaluate is the sampled success rate over the first evalTasks eval episodes.
 func evaluate(ctx context.Context, env envs.Env, tasks []envs.Task, p *policy.Policy, o options) (float64, error) {
-	rep, err := envs.Evaluate(ctx, env, tasks, policy.NewAgent(p, false), envs.EvalOptions{Seed: 7, Episodes: o.evalTasks})
+	rep, err := rollout.Evaluate(ctx, env, tasks, policy.NewAgent(p, false), rollout.EvalOptions{Seed: 7, Episodes: o.evalTasks})
 	if err != nil {
 		return 0, err
 	}

@@ -1,8 +1,9 @@
-package producers
+package rolloutsvc
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 	_ "github.com/rspo-dev/rspo/envs/household"
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
@@ -58,7 +60,7 @@ func trainTasks(t *testing.T, n int) []schemas.TaskRef {
 	}
 	refs := make([]schemas.TaskRef, len(tasks))
 	for i, task := range tasks {
-		refs[i] = TaskRefOf(task)
+		refs[i] = rollout.TaskRefOf(task)
 	}
 	return refs
 }
@@ -69,7 +71,7 @@ func rolloutRequest(t *testing.T) schemas.RolloutRequest {
 }
 
 // collect replays a subject of testRun.
-func collect(t *testing.T, ctx context.Context, js jetstream.JetStream, subject string) []streams.Message {
+func collect(t *testing.T, ctx context.Context, js jetstream.JetStream, subject streams.SubjectKind) []streams.Message {
 	t.Helper()
 	var out []streams.Message
 	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: testRun, Subject: subject}, func(m streams.Message) error {
@@ -106,7 +108,7 @@ func TestActorServesRequestsDeterministically(t *testing.T) {
 	}
 	for k, tr := range first {
 		i, j := k/req.GroupSize, k%req.GroupSize
-		if tr.ID != RolloutTrajectoryID(req, i, j) || tr.GroupID != RolloutGroupID(req, req.Tasks[i]) {
+		if tr.ID != rollout.RequestTrajectoryID(req, i, j) || tr.GroupID != rollout.RequestGroupID(req, req.Tasks[i]) {
 			t.Errorf("trajectory %d: id %q group %q", k, tr.ID, tr.GroupID)
 		}
 		if len(tr.Steps) != len(second[k].Steps) || tr.Steps[0].Action != second[k].Steps[0].Action {
@@ -166,26 +168,26 @@ func TestActorDeadLettersBadRequestsAndKeepsServing(t *testing.T) {
 func TestExplorerPublishesWhatItsPlanAsks(t *testing.T) {
 	tests := []struct {
 		name      string
-		mode      ExplorerMode
+		mode      schemas.ExplorerMode
 		swapAll   bool
 		collect   int
 		tilt      float64
 		published int // tasks × (updates × group if swap-all + collect)
 		shaped    bool
 	}{
-		{name: "frozen copy, final collection", mode: ModeFrozen, published: 2 * 2},
-		{name: "random PRM, final collection", mode: ModeRandomPRM, published: 2 * 2, shaped: true},
-		{name: "random PRM, swap all", mode: ModeRandomPRM, swapAll: true, published: 2 * (2*3 + 2), shaped: true},
+		{name: "frozen copy, final collection", mode: schemas.ExplorerFrozen, published: 2 * 2},
+		{name: "random PRM, final collection", mode: schemas.ExplorerRandomPRM, published: 2 * 2, shaped: true},
+		{name: "random PRM, swap all", mode: schemas.ExplorerRandomPRM, swapAll: true, published: 2 * (2*3 + 2), shaped: true},
 		// A tilted explorer takes no training rollouts: it publishes its
 		// collection only, a group's worth when the plan collects none.
-		{name: "random PRM, tilted", mode: ModeRandomPRM, tilt: 3, published: 2 * 2, shaped: true},
-		{name: "random PRM, tilted, swap all", mode: ModeRandomPRM, tilt: 3, swapAll: true, collect: -1, published: 2 * 3, shaped: true},
-		{name: "frozen copy ignores the tilt", mode: ModeFrozen, tilt: 3, published: 2 * 2},
+		{name: "random PRM, tilted", mode: schemas.ExplorerRandomPRM, tilt: 3, published: 2 * 2, shaped: true},
+		{name: "random PRM, tilted, swap all", mode: schemas.ExplorerRandomPRM, tilt: 3, swapAll: true, collect: -1, published: 2 * 3, shaped: true},
+		{name: "frozen copy ignores the tilt", mode: schemas.ExplorerFrozen, tilt: 3, published: 2 * 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, js := setup(t)
-			x, err := NewExplorer(js, ExplorerConfig{Run: testRun, Mode: tt.mode, Tilt: tt.tilt, Logger: quietLogger()})
+			x, err := NewExplorer(js, ExplorerConfig{Run: testRun, Logger: quietLogger()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +196,7 @@ func TestExplorerPublishesWhatItsPlanAsks(t *testing.T) {
 				collectN = max(0, tt.collect)
 			}
 			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), GroupSize: 3,
-				Updates: 2, Collect: collectN, SwapAll: tt.swapAll, Seed: 9}
+				Updates: 2, Collect: collectN, SwapAll: tt.swapAll, Seed: 9, Mode: tt.mode, Tilt: tt.tilt}
 			raw, _ := json.Marshal(plan)
 			e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 4, Config: raw}
 			res, err := x.Explore(ctx, e, plan)
@@ -233,16 +235,29 @@ func TestExplorerPublishesWhatItsPlanAsks(t *testing.T) {
 	}
 }
 
-func TestExplorerConfigErrors(t *testing.T) {
-	for _, cfg := range []ExplorerConfig{
-		{Run: "bad run"},
-		{Run: testRun, Mode: "psychic"},
-		{Run: testRun, GateAUC: 1.5},
-		{Run: testRun, Tilt: -1},
-		{Run: testRun, Tilt: 2, PRMNoise: 0.1},
+func TestExplorerRefusesBadSettings(t *testing.T) {
+	if err := (ExplorerConfig{Run: "bad run"}).Validate(); err == nil {
+		t.Errorf("run name %q accepted", "bad run")
+	}
+	ctx, js := setup(t)
+	x, err := NewExplorer(js, ExplorerConfig{Run: testRun, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mod := range []func(*schemas.CyclePlan){
+		func(p *schemas.CyclePlan) { p.Mode = "psychic" },
+		func(p *schemas.CyclePlan) { p.GateAUC = 1.5 },
+		func(p *schemas.CyclePlan) { p.Tilt = -1 },
+		func(p *schemas.CyclePlan) { p.Tilt, p.PRMNoise = 2, 0.1 },
+		func(p *schemas.CyclePlan) { p.Trainer = json.RawMessage(`{"Algo":"sarsa"}`) },
 	} {
-		if err := cfg.Validate(); err == nil {
-			t.Errorf("config %+v accepted", cfg)
+		plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), GroupSize: 1,
+			Updates: 1, Collect: 1, Mode: schemas.ExplorerFrozen}
+		mod(&plan)
+		e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 1}
+		var rej *streams.RejectError
+		if _, err := x.Explore(ctx, e, plan); !errors.As(err, &rej) {
+			t.Errorf("plan %+v: got %v, want a rejection", plan, err)
 		}
 	}
 }

@@ -1,0 +1,202 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/buffersvc"
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/swapper/swappersvc"
+)
+
+// Stage is one service of a run: an actor, the explorer, the swapper, the
+// buffer, the learner, or a stage of the user's own (Config.Extra). Run
+// serves until ctx ends (the learner: until the run is trained) and
+// returns once its work has drained.
+type Stage struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// Bus is the connection the stages of one process share.
+type Bus struct {
+	Conn *nats.Conn
+	JS   jetstream.JetStream
+}
+
+// StageFunc builds a stage on a bus: the form in which a user adds a stage
+// of their own (an analysis consumer, say) to an in-process run.
+type StageFunc func(Bus) (Stage, error)
+
+// The stages of a run, by the names `rspo serve NAME` takes.
+const (
+	StageActor    = "actor"
+	StageExplorer = "explorer"
+	StageSwapper  = "swapper"
+	StageBuffer   = "buffer"
+	StageLearner  = "learner"
+)
+
+// stageSpec is one row of the stage table: how a stage is built from a
+// run's configuration, and whether it only runs with RSPO.
+type stageSpec struct {
+	name     string
+	rspoOnly bool
+	build    func(c Config, b Bus) (Stage, error)
+}
+
+// stageTable lists every built-in stage. `rspo run` builds them all in one
+// process (Config.Stages), `rspo serve NAME` one of them (Config.Stage):
+// both through this table, so a stage is constructed in exactly one place.
+var stageTable = []stageSpec{
+	{name: StageActor, build: actorStage},
+	{name: StageExplorer, rspoOnly: true, build: explorerStage},
+	{name: StageSwapper, rspoOnly: true, build: swapperStage},
+	{name: StageBuffer, rspoOnly: true, build: bufferStage},
+	{name: StageLearner, build: learnerStage},
+}
+
+// StageNames lists the built-in stages in the table's order.
+func StageNames() []string {
+	names := make([]string, len(stageTable))
+	for i, s := range stageTable {
+		names[i] = s.name
+	}
+	return names
+}
+
+// Stage builds the built-in stage called name.
+func (c Config) Stage(b Bus, name string) (Stage, error) {
+	c = c.withDefaults()
+	i := slices.IndexFunc(stageTable, func(s stageSpec) bool { return s.name == name })
+	if i < 0 {
+		return Stage{}, fmt.Errorf("pipeline: no stage %q; the stages are %v", name, StageNames())
+	}
+	return stageTable[i].build(c, b)
+}
+
+// Stages builds every stage of an in-process run: Actors actors, the
+// explorer, swapper and buffer when RSPO is on, the learner, then the
+// Extra stages.
+func (c Config) Stages(b Bus) ([]Stage, error) {
+	c = c.withDefaults()
+	var out []Stage
+	for _, spec := range stageTable {
+		if spec.rspoOnly && !c.Learner.RSPO {
+			continue
+		}
+		n := 1
+		if spec.name == StageActor {
+			n = c.Actors
+		}
+		for i := range n {
+			sc := c
+			sc.Actor.Name = fmt.Sprintf("%s-%d", orName(c.Actor.Name, "actor"), i)
+			st, err := spec.build(sc, b)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, st)
+		}
+	}
+	for _, f := range c.Extra {
+		st, err := f(b)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: extra stage: %w", err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func orName(name, def string) string {
+	if name != "" {
+		return name
+	}
+	return def
+}
+
+func actorStage(c Config, b Bus) (Stage, error) {
+	cfg := c.Actor
+	cfg.Run, cfg.Logger = c.run(), c.Logger
+	a, err := rolloutsvc.NewActor(b.JS, cfg)
+	if err != nil {
+		return Stage{}, err
+	}
+	return Stage{Name: StageActor, Run: a.Run}, nil
+}
+
+func explorerStage(c Config, b Bus) (Stage, error) {
+	cfg := c.Explorer
+	cfg.Run, cfg.Logger = c.run(), c.Logger
+	x, err := rolloutsvc.NewExplorer(b.JS, cfg)
+	if err != nil {
+		return Stage{}, err
+	}
+	return Stage{Name: StageExplorer, Run: x.Run}, nil
+}
+
+func swapperStage(c Config, b Bus) (Stage, error) {
+	cfg := c.Swapper
+	cfg.Run, cfg.Logger = c.run(), c.Logger
+	sw, err := swappersvc.New(b.JS, cfg)
+	if err != nil {
+		return Stage{}, err
+	}
+	return Stage{Name: StageSwapper, Run: func(ctx context.Context) error {
+		err := sw.Run(ctx)
+		n := sw.Counters()
+		c.Logger.Info("swapper stopped", "swapped", n.Swapped, "duplicates", n.Duplicates, "rejected", n.Rejected)
+		return err
+	}}, nil
+}
+
+// bufferStage opens the buffer's Pebble store when the stage starts and
+// closes it when the stage ends.
+func bufferStage(c Config, b Bus) (Stage, error) {
+	cfg := c.Buffer.Service
+	cfg.Run, cfg.Logger = c.run(), c.Logger
+	if err := errors.Join(cfg.Validate(), c.Buffer.Store.Validate()); err != nil {
+		return Stage{}, err
+	}
+	dir := c.Buffer.Dir
+	if dir == "" {
+		dir = filepath.Join(c.DataDir, c.run(), "buffer")
+	}
+	return Stage{Name: StageBuffer, Run: func(ctx context.Context) (err error) {
+		store, err := buffersvc.Open(dir, c.Buffer.Store)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, store.Close()) }()
+		svc, err := buffersvc.NewService(b.Conn, b.JS, store, cfg)
+		if err != nil {
+			return err
+		}
+		c.Logger.Info("buffer serving", "run", cfg.Run, "store", dir)
+		err = svc.Run(ctx)
+		n := svc.Counters()
+		c.Logger.Info("buffer stopped", "stored", n.Stored, "replaced", n.Replaced, "dropped", n.Dropped,
+			"dead_lettered", n.DeadLettered, "batches", n.Batches)
+		return err
+	}}, nil
+}
+
+// learnerStage runs the learner; its Run returns once the run is trained.
+func learnerStage(c Config, b Bus) (Stage, error) {
+	svc, err := learnersvc.New(b.Conn, b.JS, c.Learner)
+	if err != nil {
+		return Stage{}, err
+	}
+	if c.Progress != nil {
+		svc.OnProgress(c.Progress)
+	}
+	return Stage{Name: StageLearner, Run: svc.Run}, nil
+}
