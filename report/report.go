@@ -1,9 +1,24 @@
 // Package report turns a run's metrics events into the files a user reads
 // after training: the raw events as JSON lines, one CSV table per kind of
-// event, plots of the learning curves, and a summary.json of final figures.
+// event, plots of the learning curves, a TensorBoard event file, and a
+// summary.json of final figures.
 //
 // It knows nothing about NATS: the caller collects schemas.MetricsEvent
 // values (live, or by replaying rspo.<run>.metrics.>) and hands them over.
+//
+// # TensorBoard
+//
+// The event file events.out.tfevents.<unix seconds>.<host>.rspo holds one
+// scalar per finite value of every event, so `tensorboard --logdir runs/`
+// shows each run's report directory as a run. The step is the event's
+// Update, the wall time its Time. The tag is <kind>/<name>; a labelled
+// event inserts its label values (ordered by label name, a leading
+// "<kind>_" dropped) between the two, so an eval event with split
+// eval_in_distribution gives eval/in_distribution/success_rate. TensorBoard
+// keeps one point per tag and step: of several events of one kind and
+// Update (the explorer's updates within one learner update) it shows the
+// last. Writing a report again replaces the event files earlier reports
+// left in the directory.
 package report
 
 import (
@@ -17,6 +32,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/rspo-dev/rspo/schemas"
 )
@@ -41,9 +57,10 @@ func (c *Collector) Events() []schemas.MetricsEvent {
 	return append([]schemas.MetricsEvent(nil), c.events...)
 }
 
-// Write creates dir and writes metrics.jsonl, metrics_<kind>.csv, the plots
-// of DefaultPlots that have data, and summary.json (the given summary value,
-// marshalled as indented JSON). It returns the paths written.
+// Write creates dir and writes metrics.jsonl, metrics_<kind>.csv, the
+// TensorBoard event file, the plots of DefaultPlots that have data, and
+// summary.json (the given summary value, marshalled as indented JSON). It
+// returns the paths written.
 func Write(dir string, events []schemas.MetricsEvent, summary any) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -66,6 +83,9 @@ func Write(dir string, events []schemas.MetricsEvent, summary any) ([]string, er
 		if err := add(path, writeCSV(path, ofKind(events, kind))); err != nil {
 			return written, err
 		}
+	}
+	if err := add(writeEvents(dir, events, time.Now())); err != nil {
+		return written, err
 	}
 	var errs []error
 	for _, spec := range DefaultPlots {
