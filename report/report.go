@@ -6,6 +6,18 @@
 // It knows nothing about NATS: the caller collects schemas.MetricsEvent
 // values (live, or by replaying rspo.<run>.metrics.>) and hands them over.
 //
+// # Tables
+//
+// metrics_<kind>.csv has one row per event of that kind. Its first columns
+// are the event's own fields time, component, cycle and update (update is
+// always the event's Update: the learner update the figures belong to);
+// then come a column per label and a column per value, each sorted by
+// name. A label or value named like a column before it gets the prefix
+// label_ or value_: the trainer's own update counter, a value named update
+// in update and explore events, is the column value_update. x_update, in
+// explore events, is a value too: the explorer update's place between the
+// learner updates, the x of the explorer's curves.
+//
 // # TensorBoard
 //
 // The event file events.out.tfevents.<unix seconds>.<host>.rspo holds one
@@ -138,7 +150,11 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// writeCSV writes one row per event with a column per value and label name.
+// eventColumns are the CSV columns of an event's own fields.
+var eventColumns = []string{"time", "component", "cycle", "update"}
+
+// writeCSV writes one row per event with a column per label and value
+// name (see the package doc for how clashing names are renamed).
 func writeCSV(path string, events []schemas.MetricsEvent) error {
 	valueCols, labelCols := columns(events)
 	f, err := os.Create(path)
@@ -146,23 +162,9 @@ func writeCSV(path string, events []schemas.MetricsEvent) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	w := csv.NewWriter(f)
-	header := append([]string{"time", "component", "cycle", "update"}, labelCols...)
-	w.Write(append(header, valueCols...))
+	w.Write(csvHeader(labelCols, valueCols))
 	for _, m := range events {
-		row := []string{m.Time.UTC().Format("2006-01-02T15:04:05.000Z"), m.Component,
-			strconv.FormatInt(m.Cycle, 10), strconv.FormatInt(m.Update, 10)}
-		for _, c := range labelCols {
-			row = append(row, m.Labels[c])
-		}
-		for _, c := range valueCols {
-			v, ok := m.Values[c]
-			cell := ""
-			if ok {
-				cell = strconv.FormatFloat(v, 'g', 6, 64)
-			}
-			row = append(row, cell)
-		}
-		w.Write(row)
+		w.Write(csvRow(m, labelCols, valueCols))
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -170,6 +172,57 @@ func writeCSV(path string, events []schemas.MetricsEvent) error {
 		return fmt.Errorf("report: %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+func csvRow(m schemas.MetricsEvent, labelCols, valueCols []string) []string {
+	row := []string{m.Time.UTC().Format("2006-01-02T15:04:05.000Z"), m.Component,
+		strconv.FormatInt(m.Cycle, 10), strconv.FormatInt(m.Update, 10)}
+	for _, c := range labelCols {
+		row = append(row, m.Labels[c])
+	}
+	for _, c := range valueCols {
+		cell := ""
+		if v, ok := m.Values[c]; ok {
+			cell = strconv.FormatFloat(v, 'g', 6, 64)
+		}
+		row = append(row, cell)
+	}
+	return row
+}
+
+// csvHeader names the columns: the event's fields, then the labels, then
+// the values. A label or value whose name is already a column's gets the
+// prefix label_ or value_, repeated until the name is new and no other
+// label's or value's.
+func csvHeader(labels, values []string) []string {
+	names := map[string]bool{}
+	for _, list := range [][]string{eventColumns, labels, values} {
+		for _, c := range list {
+			names[c] = true
+		}
+	}
+	header := append([]string(nil), eventColumns...)
+	used := map[string]bool{}
+	for _, c := range eventColumns {
+		used[c] = true
+	}
+	claim := func(name, prefix string) string {
+		if used[name] {
+			name = prefix + name
+			for used[name] || names[name] {
+				name = prefix + name
+			}
+		}
+		used[name] = true
+		return name
+	}
+	for _, c := range labels {
+		header = append(header, claim(c, "label_"))
+	}
+	for _, c := range values {
+		header = append(header, claim(c, "value_"))
+	}
+	return header
 }
 
 func columns(events []schemas.MetricsEvent) (values, labels []string) {
