@@ -121,7 +121,7 @@ func TestCurvesAreSortedAndSplitByLabel(t *testing.T) {
 	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
 		evs[i], evs[j] = evs[j], evs[i]
 	}
-	cs := spec.curves(spec.Lines[0], evs)
+	cs := spec.curves(spec.Panels[0].Lines[0], evs)
 	if got, want := len(cs), 2; got != want {
 		t.Fatalf("curves: got %d, want %d", got, want)
 	}
