@@ -1,7 +1,9 @@
 package report
 
 import (
+	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -29,6 +31,7 @@ type layout struct {
 	image   vg.Rectangle
 	data    []vg.Rectangle // each panel's data area
 	legends []vg.Rectangle // each panel's legend entries
+	note    vg.Rectangle   // the note's lines; empty without a note
 }
 
 // legendEntry is one curve, styled: its name, line and marks.
@@ -39,10 +42,45 @@ type legendEntry struct {
 }
 
 // height is the image height: the panels, each with room for the tallest
-// legend below it.
+// legend below it, and the note.
 func (c *chart) height() vg.Length {
 	n := vg.Length(len(c.panels))
-	return 2*margin + n*(panelHeight+c.legendHeight())
+	return 2*margin + n*(panelHeight+c.legendHeight()) + c.noteHeight()
+}
+
+func (c *chart) noteHeight() vg.Length {
+	if c.note == "" {
+		return 0
+	}
+	return vg.Length(len(c.noteLines()))*entryHeight() + legendRow
+}
+
+// noteLines wraps the note to the image's width.
+func (c *chart) noteLines() []string {
+	sty := plot.NewLegend().TextStyle
+	var lines []string
+	for _, w := range strings.Fields(c.note) {
+		if n := len(lines); n > 0 && sty.Width(lines[n-1]+" "+w) <= legendWidth() {
+			lines[n-1] += " " + w
+			continue
+		}
+		lines = append(lines, w)
+	}
+	return lines
+}
+
+// drawNote writes the note's lines below top and returns the rectangle
+// they cover.
+func (c *chart) drawNote(dc draw.Canvas, top vg.Point) vg.Rectangle {
+	sty := plot.NewLegend().TextStyle
+	sty.Color = color.Black
+	box := vg.Rectangle{Min: top, Max: top}
+	for _, line := range c.noteLines() {
+		top.Y -= entryHeight()
+		dc.FillText(sty, vg.Point{X: top.X, Y: top.Y + sty.FontExtents().Descent}, line)
+		box = union(box, vg.Rectangle{Min: top, Max: vg.Point{X: top.X + sty.Width(line), Y: top.Y + entryHeight()}})
+	}
+	return box
 }
 
 func (c *chart) legendHeight() vg.Length {
@@ -62,7 +100,7 @@ func (c *chart) draw(dc draw.Canvas) layout {
 	for i := range c.panels {
 		plots[i] = []*plot.Plot{c.plot(i, xlo, xhi)}
 	}
-	tiles := draw.Tiles{Rows: len(c.panels), Cols: 1, PadTop: margin, PadBottom: margin + legH,
+	tiles := draw.Tiles{Rows: len(c.panels), Cols: 1, PadTop: margin, PadBottom: margin + legH + c.noteHeight(),
 		PadLeft: margin, PadRight: margin, PadY: legH}
 	canvases := plot.Align(plots, tiles, dc)
 	lay := layout{image: dc.Rectangle}
@@ -72,6 +110,9 @@ func (c *chart) draw(dc draw.Canvas) layout {
 		lay.data = append(lay.data, plots[i][0].DataCanvas(pc).Rectangle)
 		top := vg.Point{X: dc.Min.X + margin, Y: tiles.At(dc, 0, i).Min.Y - legendRow}
 		lay.legends = append(lay.legends, drawLegend(dc, top, p.legendEntries()))
+	}
+	if c.note != "" {
+		lay.note = c.drawNote(dc, vg.Point{X: dc.Min.X + margin, Y: dc.Min.Y + margin + c.noteHeight() - legendRow})
 	}
 	return lay
 }

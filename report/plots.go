@@ -45,7 +45,16 @@ type PlotSpec struct {
 	// (e.g. "env_steps").
 	X      string
 	Panels []Panel
+	// ZeroNote, if set, is written under the plot (and in report.html)
+	// when every plotted value is 0, to say why.
+	ZeroNote string
 }
+
+// clipZeroNote says why clip fractions are 0 with the learner's defaults.
+const clipZeroNote = "Every clip fraction here is 0. With one epoch and one minibatch " +
+	"(the defaults) each update takes one optimiser step, at π_θ = π_old: every ratio " +
+	"sits at the centre of its clip range, so no clip can bind. " +
+	"More epochs or minibatches let it bind."
 
 // DefaultPlots are the plots of a training report. Each reads the metric
 // names the learner publishes (see learner's metrics documentation).
@@ -71,7 +80,7 @@ var DefaultPlots = []PlotSpec{
 			}},
 		}},
 	{File: "clip_fractions.png", Title: "Clip fractions",
-		XLabel: "update", X: XUpdate,
+		XLabel: "update", X: XUpdate, ZeroNote: clipZeroNote,
 		Panels: []Panel{{YLabel: "fraction of steps clipped", Fraction: true, Lines: []Line{
 			{Kind: "update", Value: "clip_frac_on", Legend: "on-policy"},
 			{Kind: "update", Value: "clip_frac_off", Legend: "off-policy (buffer)"},
@@ -85,17 +94,27 @@ var DefaultPlots = []PlotSpec{
 // Render writes the plot into dir and returns its path, or "" with a nil
 // error when no event carries the plot's data.
 func (s PlotSpec) Render(dir string, events []schemas.MetricsEvent) (string, error) {
+	f, err := s.render(dir, events)
+	return f.path, err
+}
+
+// figure is a rendered plot: its file, its title and the note under it.
+type figure struct {
+	path, title, note string
+}
+
+func (s PlotSpec) render(dir string, events []schemas.MetricsEvent) (figure, error) {
 	c := s.chart(events)
 	if c == nil {
-		return "", nil
+		return figure{}, nil
 	}
 	img := vgimg.New(plotWidth, c.height())
 	c.draw(draw.New(img))
 	path := filepath.Join(dir, s.File)
 	if err := savePNG(path, img); err != nil {
-		return "", fmt.Errorf("report: plot %s: %w", s.File, err)
+		return figure{}, fmt.Errorf("report: plot %s: %w", s.File, err)
 	}
-	return path, nil
+	return figure{path: path, title: s.Title, note: c.note}, nil
 }
 
 func savePNG(path string, img *vgimg.Canvas) error {
@@ -119,6 +138,7 @@ type curve struct {
 type chart struct {
 	spec   PlotSpec
 	panels []chartPanel
+	note   string // the spec's ZeroNote, if it applies
 }
 
 type chartPanel struct {
@@ -142,7 +162,23 @@ func (s PlotSpec) chart(events []schemas.MetricsEvent) *chart {
 	if len(c.panels) == 0 {
 		return nil
 	}
+	if s.ZeroNote != "" && c.allZero() {
+		c.note = s.ZeroNote
+	}
 	return c
+}
+
+func (c *chart) allZero() bool {
+	for _, p := range c.panels {
+		for _, cv := range p.curves {
+			for _, pt := range cv.points {
+				if pt.Y != 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // curves extracts the line's points, one curve per SplitBy label value,

@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,5 +218,61 @@ func TestAxesLeaveRoomAroundTheData(t *testing.T) {
 	one := &chart{panels: []chartPanel{{curves: []curve{{points: plotter.XYs{{X: 6, Y: 1}}}}}}}
 	if lo, hi := one.xRange(); !(lo < 6 && hi > 6) {
 		t.Errorf("x range of one point at 6: [%v, %v]", lo, hi)
+	}
+}
+
+// darkPixels counts the pixels of img inside r that are nearly black.
+func darkPixels(img image.Image, dpi float64, r vg.Rectangle) int {
+	return pixelsNear(img, dpi, r, color.Black)
+}
+
+func TestClipPlotSaysWhyItIsZero(t *testing.T) {
+	zero := shortRunEvents()
+	bound := shortRunEvents()
+	for _, m := range bound {
+		if m.Kind == "update" && m.Update == 3 {
+			m.Values["clip_frac_off"] = 0.02
+		}
+	}
+	tests := []struct {
+		name     string
+		events   []schemas.MetricsEvent
+		wantNote bool
+	}{
+		{"every fraction zero", zero, true},
+		{"a fraction above zero", bound, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, img, lay := drawChart(t, specByFile(t, "clip_fractions.png"), tt.events)
+			if got := c.note != ""; got != tt.wantNote {
+				t.Fatalf("note %q, want one: %v", c.note, tt.wantNote)
+			}
+			if !tt.wantNote {
+				if lay.note.Size().Y != 0 {
+					t.Errorf("note drawn without a note: %v", lay.note)
+				}
+				return
+			}
+			if !strings.Contains(c.note, "one epoch") || !strings.Contains(c.note, "π_θ = π_old") {
+				t.Errorf("note does not give the reason: %q", c.note)
+			}
+			if !inside(lay.note, lay.image) || overlap(lay.note, lay.data[0]) || overlap(lay.note, lay.legends[0]) {
+				t.Errorf("note %v: image %v, data %v, legend %v", lay.note, lay.image, lay.data[0], lay.legends[0])
+			}
+			if n := darkPixels(img.Image(), img.DPI(), lay.note); n < 200 {
+				t.Errorf("note area has %d dark pixels: no text drawn", n)
+			}
+		})
+	}
+}
+
+func TestRenderReportsTheNote(t *testing.T) {
+	f, err := specByFile(t, "clip_fractions.png").render(t.TempDir(), shortRunEvents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.note != clipZeroNote || f.title != "Clip fractions" || f.path == "" {
+		t.Errorf("figure: %+v", f)
 	}
 }
