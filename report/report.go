@@ -1,7 +1,8 @@
 // Package report turns a run's metrics events into the files a user reads
 // after training: the raw events as JSON lines, one CSV table per kind of
-// event, plots of the learning curves, a TensorBoard event file, and a
-// summary.json of final figures.
+// event, plots of the learning curves, a TensorBoard event file, a
+// summary.json of final figures, and report.html, one page holding the
+// summary and the plots with nothing to load beside it.
 //
 // It knows nothing about NATS: the caller collects schemas.MetricsEvent
 // values (live, or by replaying rspo.<run>.metrics.>) and hands them over.
@@ -70,50 +71,61 @@ func (c *Collector) Events() []schemas.MetricsEvent {
 }
 
 // Write creates dir and writes metrics.jsonl, metrics_<kind>.csv, the
-// TensorBoard event file, the plots of DefaultPlots that have data, and
-// summary.json (the given summary value, marshalled as indented JSON). It
+// TensorBoard event file, the plots of DefaultPlots that have data,
+// summary.json (the given summary value, marshalled as indented JSON) and
+// report.html (the summary and the plots in one self-contained page). It
 // returns the paths written.
 func Write(dir string, events []schemas.MetricsEvent, summary any) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	var written []string
-	add := func(path string, err error) error {
-		if err != nil {
-			return err
-		}
-		if path != "" {
-			written = append(written, path)
-		}
-		return nil
-	}
-	if err := add(writeJSONL(filepath.Join(dir, "metrics.jsonl"), events)); err != nil {
-		return written, err
+	var out outputs
+	if !out.add(writeJSONL(filepath.Join(dir, "metrics.jsonl"), events)) {
+		return out.paths, out.err()
 	}
 	for _, kind := range kinds(events) {
 		path := filepath.Join(dir, "metrics_"+kind+".csv")
-		if err := add(path, writeCSV(path, ofKind(events, kind))); err != nil {
-			return written, err
+		if !out.add(path, writeCSV(path, ofKind(events, kind))) {
+			return out.paths, out.err()
 		}
 	}
-	if err := add(writeEvents(dir, events, time.Now())); err != nil {
-		return written, err
+	if !out.add(writeEvents(dir, events, time.Now())) {
+		return out.paths, out.err()
 	}
-	var errs []error
+	var figs []figure
 	for _, spec := range DefaultPlots {
-		path, err := spec.Render(dir, events)
-		if err := add(path, err); err != nil {
-			errs = append(errs, err)
+		f, err := spec.render(dir, events)
+		if out.add(f.path, err) && f.path != "" {
+			figs = append(figs, f)
 		}
 	}
 	if summary != nil {
 		path := filepath.Join(dir, "summary.json")
-		if err := add(path, writeJSON(path, summary)); err != nil {
-			errs = append(errs, err)
-		}
+		out.add(path, writeJSON(path, summary))
 	}
-	return written, errors.Join(errs...)
+	out.add(writeHTML(dir, htmlTitle(events), summary, figs))
+	return out.paths, out.err()
 }
+
+// outputs gathers the paths written and the errors met.
+type outputs struct {
+	paths []string
+	errs  []error
+}
+
+// add records path (if not empty) or err, and reports whether err is nil.
+func (o *outputs) add(path string, err error) bool {
+	if err != nil {
+		o.errs = append(o.errs, err)
+		return false
+	}
+	if path != "" {
+		o.paths = append(o.paths, path)
+	}
+	return true
+}
+
+func (o *outputs) err() error { return errors.Join(o.errs...) }
 
 func writeJSONL(path string, events []schemas.MetricsEvent) (string, error) {
 	f, err := os.Create(path)
@@ -147,7 +159,10 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("report: summary: %w", err)
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
 }
 
 // eventColumns are the CSV columns of an event's own fields.
