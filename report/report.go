@@ -44,31 +44,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/rspo-dev/rspo/schemas"
 )
-
-// Collector accumulates metrics events; it is safe for concurrent use.
-type Collector struct {
-	mu     sync.Mutex
-	events []schemas.MetricsEvent
-}
-
-// Add records one event.
-func (c *Collector) Add(m schemas.MetricsEvent) {
-	c.mu.Lock()
-	c.events = append(c.events, m)
-	c.mu.Unlock()
-}
-
-// Events returns a copy of the recorded events in arrival order.
-func (c *Collector) Events() []schemas.MetricsEvent {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]schemas.MetricsEvent(nil), c.events...)
-}
 
 // Write creates dir and writes metrics.jsonl, metrics_<kind>.csv, the
 // TensorBoard event file, the plots of DefaultPlots that have data,
