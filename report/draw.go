@@ -48,47 +48,19 @@ func (c *chart) height() vg.Length {
 	return 2*margin + n*(panelHeight+c.legendHeight()) + c.noteHeight()
 }
 
-func (c *chart) noteHeight() vg.Length {
-	if c.note == "" {
-		return 0
-	}
-	return vg.Length(len(c.noteLines()))*entryHeight() + legendRow
-}
-
-// noteLines wraps the note to the image's width.
-func (c *chart) noteLines() []string {
-	sty := plot.NewLegend().TextStyle
-	var lines []string
-	for _, w := range strings.Fields(c.note) {
-		if n := len(lines); n > 0 && sty.Width(lines[n-1]+" "+w) <= legendWidth() {
-			lines[n-1] += " " + w
-			continue
-		}
-		lines = append(lines, w)
-	}
-	return lines
-}
-
-// drawNote writes the note's lines below top and returns the rectangle
-// they cover.
-func (c *chart) drawNote(dc draw.Canvas, top vg.Point) vg.Rectangle {
-	sty := plot.NewLegend().TextStyle
-	sty.Color = color.Black
-	box := vg.Rectangle{Min: top, Max: top}
-	for _, line := range c.noteLines() {
-		top.Y -= entryHeight()
-		dc.FillText(sty, vg.Point{X: top.X, Y: top.Y + sty.FontExtents().Descent}, line)
-		box = union(box, vg.Rectangle{Min: top, Max: vg.Point{X: top.X + sty.Width(line), Y: top.Y + entryHeight()}})
-	}
-	return box
-}
-
 func (c *chart) legendHeight() vg.Length {
 	rows := 0
 	for _, p := range c.panels {
 		rows = max(rows, len(packRows(p.legendEntries(), legendWidth())))
 	}
 	return vg.Length(rows)*(entryHeight()+legendRow) + legendRow
+}
+
+func (c *chart) noteHeight() vg.Length {
+	if c.note == "" {
+		return 0
+	}
+	return vg.Length(len(c.noteLines()))*entryHeight() + legendRow
 }
 
 // draw draws the chart's panels over the whole canvas, their data areas
@@ -141,7 +113,7 @@ func (p chartPanel) legendEntries() []legendEntry {
 	out := make([]legendEntry, 0, len(p.curves))
 	for j, cv := range p.curves {
 		line, marks, err := plotter.NewLinePoints(cv.points)
-		if err != nil { // points are finite by construction
+		if err != nil { // cannot happen: curves holds finite points only
 			continue
 		}
 		col := plotutil.Color(j)
@@ -256,4 +228,32 @@ func entryWidth(e legendEntry) vg.Length {
 func entryHeight() vg.Length {
 	sty := plot.NewLegend().TextStyle
 	return sty.Rectangle("Xg").Max.Y + sty.FontExtents().Descent
+}
+
+// noteLines wraps the note to the image's width.
+func (c *chart) noteLines() []string {
+	sty := plot.NewLegend().TextStyle
+	var lines []string
+	for _, w := range strings.Fields(c.note) {
+		if n := len(lines); n > 0 && sty.Width(lines[n-1]+" "+w) <= legendWidth() {
+			lines[n-1] += " " + w
+			continue
+		}
+		lines = append(lines, w)
+	}
+	return lines
+}
+
+// drawNote writes the note's lines below top and returns the rectangle
+// they cover.
+func (c *chart) drawNote(dc draw.Canvas, top vg.Point) vg.Rectangle {
+	sty := plot.NewLegend().TextStyle
+	sty.Color = color.Black
+	box := vg.Rectangle{Min: top, Max: top}
+	for _, line := range c.noteLines() {
+		top.Y -= entryHeight()
+		dc.FillText(sty, vg.Point{X: top.X, Y: top.Y + sty.FontExtents().Descent}, line)
+		box = union(box, vg.Rectangle{Min: top, Max: vg.Point{X: top.X + sty.Width(line), Y: top.Y + entryHeight()}})
+	}
+	return box
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -181,8 +182,8 @@ func (c *chart) allZero() bool {
 	return true
 }
 
-// curves extracts the line's points, one curve per SplitBy label value,
-// sorted by x.
+// curves extracts the line's finite points, one curve per SplitBy label
+// value, sorted by x.
 func (s PlotSpec) curves(l Line, events []schemas.MetricsEvent) []curve {
 	byName := map[string]plotter.XYs{}
 	for _, m := range events {
@@ -194,7 +195,7 @@ func (s PlotSpec) curves(l Line, events []schemas.MetricsEvent) []curve {
 			continue
 		}
 		x, ok := s.x(m, l.X)
-		if !ok {
+		if !ok || !finite(x) || !finite(y) {
 			continue
 		}
 		name := l.Legend
@@ -219,6 +220,8 @@ func (s PlotSpec) curves(l Line, events []schemas.MetricsEvent) []curve {
 	}
 	return out
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func (s PlotSpec) x(m schemas.MetricsEvent, override string) (float64, bool) {
 	x := s.X

@@ -3,6 +3,7 @@ package report
 import (
 	"image"
 	"image/color"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -274,5 +275,25 @@ func TestRenderReportsTheNote(t *testing.T) {
 	}
 	if f.note != clipZeroNote || f.title != "Clip fractions" || f.path == "" {
 		t.Errorf("figure: %+v", f)
+	}
+}
+
+func TestCurvesSkipNonFinitePoints(t *testing.T) {
+	evs := shortRunEvents()
+	for _, m := range evs {
+		if m.Kind == "update" && m.Update == 2 {
+			m.Values["success_rate"] = math.NaN()
+		}
+		if m.Kind == "update" && m.Update == 4 {
+			m.Values["success_rate"] = math.Inf(1)
+		}
+	}
+	s := specByFile(t, "dense_return_vs_success.png")
+	cs := s.curves(s.Panels[0].Lines[0], evs)
+	if len(cs) != 1 || len(cs[0].points) != 4 {
+		t.Fatalf("curves: %+v, want one of 4 points", cs)
+	}
+	if _, err := s.Render(t.TempDir(), evs); err != nil {
+		t.Errorf("render with non-finite values: %v", err)
 	}
 }

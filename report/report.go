@@ -39,7 +39,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -125,7 +124,7 @@ func writeJSONL(path string, events []schemas.MetricsEvent) (string, error) {
 func finiteCopy(m schemas.MetricsEvent) schemas.MetricsEvent {
 	clean := make(map[string]float64, len(m.Values))
 	for k, v := range m.Values {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if finite(v) {
 			clean[k] = v
 		}
 	}

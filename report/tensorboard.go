@@ -134,7 +134,7 @@ func scalarEvent(m schemas.MetricsEvent) []byte {
 	var summary []byte
 	for _, name := range sortedValueNames(m.Values) {
 		v := m.Values[name]
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if !finite(v) {
 			continue
 		}
 		summary = protowire.AppendTag(summary, summaryValue, protowire.BytesType)
