@@ -19,6 +19,15 @@
 // explore events, is a value too: the explorer update's place between the
 // learner updates, the x of the explorer's curves.
 //
+// # Plots and page
+//
+// Each plot of DefaultPlots stacks its panels over one x axis, with each
+// panel's legend below it; dense_return_vs_success.png gives true success
+// and dense return a panel each. Points are drawn as marks, so a run
+// evaluated once still shows its evaluation. clip_fractions.png, when every
+// fraction is 0 (one epoch and one minibatch, the defaults), says why under
+// the plot. report.html repeats each plot's title and note as its caption.
+//
 // # TensorBoard
 //
 // The event file events.out.tfevents.<unix seconds>.<host>.rspo holds one
