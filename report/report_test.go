@@ -121,7 +121,7 @@ func TestCurvesAreSortedAndSplitByLabel(t *testing.T) {
 	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
 		evs[i], evs[j] = evs[j], evs[i]
 	}
-	cs := spec.curves(spec.Lines[0], evs)
+	cs := spec.curves(spec.Panels[0].Lines[0], evs)
 	if got, want := len(cs), 2; got != want {
 		t.Fatalf("curves: got %d, want %d", got, want)
 	}
@@ -133,4 +133,63 @@ func TestCurvesAreSortedAndSplitByLabel(t *testing.T) {
 			t.Fatalf("points not sorted by x: %v", cs[0].points)
 		}
 	}
+}
+
+func TestCSVColumnNamesAreUnique(t *testing.T) {
+	tests := []struct {
+		name   string
+		labels map[string]string
+		values map[string]float64
+		header string
+		cells  map[string]string
+	}{
+		{"value named like the event field", nil, map[string]float64{"update": 3, "loss": 1},
+			"time,component,cycle,update,loss,value_update", map[string]string{"update": "9", "value_update": "3"}},
+		{"explorer's update values", nil, map[string]float64{"update": 3, "x_update": 7.5},
+			"time,component,cycle,update,value_update,x_update", map[string]string{"update": "9", "value_update": "3", "x_update": "7.5"}},
+		{"label named like an event field", map[string]string{"cycle": "a"}, map[string]float64{"loss": 1},
+			"time,component,cycle,update,label_cycle,loss", map[string]string{"cycle": "2", "label_cycle": "a"}},
+		{"value named like a label", map[string]string{"split": "a"}, map[string]float64{"split": 1},
+			"time,component,cycle,update,split,value_split", map[string]string{"split": "a", "value_split": "1"}},
+		{"prefixed name already taken", nil, map[string]float64{"update": 3, "value_update": 4},
+			"time,component,cycle,update,value_value_update,value_update",
+			map[string]string{"update": "9", "value_value_update": "3", "value_update": "4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			evs := []schemas.MetricsEvent{{Run: "r", Component: "learner", Kind: "update", Cycle: 2, Update: 9,
+				Values: tt.values, Labels: tt.labels}}
+			if _, err := Write(dir, evs, nil); err != nil {
+				t.Fatal(err)
+			}
+			rows := readCSV(t, filepath.Join(dir, "metrics_update.csv"))
+			if got := strings.Join(rows[0], ","); got != tt.header {
+				t.Errorf("header: got %q, want %q", got, tt.header)
+			}
+			cell := map[string]string{}
+			for i, c := range rows[0] {
+				cell[c] = rows[1][i]
+			}
+			for c, want := range tt.cells {
+				if cell[c] != want {
+					t.Errorf("column %s holds %q, want %q", c, cell[c], want)
+				}
+			}
+		})
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
