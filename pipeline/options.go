@@ -35,18 +35,20 @@ type Options struct {
 	EpsOff     float64           `json:"eps_off"`
 	OffRatio   string            `json:"off_ratio"`
 
-	Explorer         string  `json:"explorer"`
-	SwapAll          bool    `json:"swap_all"`
-	ExploreGroupSize int     `json:"explore_group_size"`
-	ExploreCollect   int     `json:"explore_collect"`
-	PRMFile          string  `json:"prm"`
-	PRMRefresh       bool    `json:"prm_refresh"`
-	PRMWarmupTasks   int     `json:"prm_warmup_tasks"`
-	PRMTarget        string  `json:"prm_target"`
-	PRMNoise         float64 `json:"prm_noise"`
-	GateAUC          float64 `json:"gate_auc"`
-	ExploreTilt      float64 `json:"explore_tilt"`
-	Verify           bool    `json:"verify"`
+	Explorer         string   `json:"explorer"`
+	SwapAll          bool     `json:"swap_all"`
+	ExploreGroupSize int      `json:"explore_group_size"`
+	ExploreCollect   int      `json:"explore_collect"`
+	PRMFile          string   `json:"prm"`
+	PRMRefresh       bool     `json:"prm_refresh"`
+	PRMRefreshExtra  []string `json:"prm_refresh_extra_run"`
+	PRMRefreshWindow int      `json:"prm_refresh_window"`
+	PRMWarmupTasks   int      `json:"prm_warmup_tasks"`
+	PRMTarget        string   `json:"prm_target"`
+	PRMNoise         float64  `json:"prm_noise"`
+	GateAUC          float64  `json:"gate_auc"`
+	ExploreTilt      float64  `json:"explore_tilt"`
+	Verify           bool     `json:"verify"`
 
 	EvalEvery    int      `json:"eval_every"`
 	EvalEpisodes int      `json:"eval_episodes"`
@@ -110,6 +112,7 @@ func (o Options) Config() (Config, error) {
 		GroupSize: o.GroupSize, Seed: o.Seed, RSPO: o.RSPO, DenseOnly: o.DenseOnly, K: o.K,
 		ExploreGroupSize: o.ExploreGroupSize, ExploreCollect: o.ExploreCollect, ExploreCollectSet: true,
 		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
+		PRMRefreshExtraRuns: o.PRMRefreshExtra, PRMRefreshWindow: o.PRMRefreshWindow,
 		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget)},
 		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,

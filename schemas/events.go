@@ -10,7 +10,7 @@ import (
 // rspo.<run>.ctrl.<type>.
 type EventType string
 
-// The control events of the RSPO loop (ARCHITECTURE.md).
+// The control events of the RSPO loop (docs/architecture.md).
 const (
 	EventRunStarted      EventType = "run.started"
 	EventCycleStarted    EventType = "cycle.started"

@@ -4,7 +4,7 @@
 // with the protocol headers, consuming with explicit acks and a dead-letter
 // queue, and replaying a run's history.
 //
-// The protocol is documented in ARCHITECTURE.md; the names here are its
+// The protocol is documented in docs/architecture.md; the names here are its
 // single source of truth. Every subject is scoped by a run name:
 //
 //	rspo.<run>.traj.onpolicy      RSPO_TRAJ     one trajectory, Arrow IPC

@@ -124,8 +124,9 @@ func TestPRMCommandFlagErrors(t *testing.T) {
 		{"eval without model", []string{"prm", "eval", "--file", "f"}, "--model FILE is required"},
 		{"serve two models", []string{"serve", "prm", "--run", "r", "--model", "m", "--random", "3"}, "exactly one of"},
 		{"serve no model", []string{"serve", "prm", "--run", "r"}, "exactly one of"},
-		{"serve with warm", []string{"serve", "prm", "--run", "r", "--random", "1", "--refresh", "--warm", "w"}, "do not apply to serve prm"},
-		{"serve extra without refresh", []string{"serve", "prm", "--run", "r", "--random", "1", "--extra-run", "e"}, "only used with --refresh"},
+		// Training flags went with serve prm's refresh: the learner refreshes.
+		{"serve with warm", []string{"serve", "prm", "--run", "r", "--random", "1", "--warm", "w"}, "unknown flag: --warm"},
+		{"serve extra run", []string{"serve", "prm", "--run", "r", "--random", "1", "--extra-run", "e"}, "--prm-refresh-extra-run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

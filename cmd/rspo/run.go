@@ -98,6 +98,8 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.IntVar(&o.ExploreCollect, "explore-collect", o.ExploreCollect, "final explorer rollouts per task for the buffer (0 needs --swap-all)")
 	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with `rspo prm train`)")
 	fs.BoolVar(&o.PRMRefresh, "prm-refresh", false, "retrain the PRM from the run's streams at every cycle end")
+	fs.StringArrayVar(&o.PRMRefreshExtra, "prm-refresh-extra-run", nil, "other recorded run mixed into every PRM refresh (repeatable; needs --prm-refresh)")
+	fs.IntVar(&o.PRMRefreshWindow, "prm-refresh-window", 0, "most recent own trajectories a PRM refresh trains on (default 8192; needs --prm-refresh)")
 	fs.StringVar(&o.PRMTarget, "prm-target", "", "fit target of the run's own PRM (warm-up, refresh): sum (default, eq. 7) or step (an action value, for --explore-tilt)")
 	fs.IntVar(&o.PRMWarmupTasks, "prm-warmup-tasks", 0, "tasks of the PRM warm-up when no --prm is given (default 64)")
 	fs.Float64Var(&o.PRMNoise, "prm-noise", 0, "σ of Gaussian noise on PRM scores (ablation)")

@@ -25,10 +25,6 @@ type servePRMFlags struct {
 	useRandom, noReload    bool
 	noise                  float64
 	noiseSeed              uint64
-	refresh                bool
-	refreshWindow          int
-	extraRuns              []string
-	train                  prmTrainFlags
 }
 
 func newServePRMCmd() *cobra.Command {
@@ -41,12 +37,11 @@ func newServePRMCmd() *cobra.Command {
 		Short: "Serve the PRM's per-step scores on rspo.<run>.prm.score",
 		Long: "Answer scoring requests (an Arrow IPC trajectory batch; the reply is JSON {prm_version, scores, totals},\n" +
 			"errors are micro error replies) with a PRM loaded from a file, from the object store, or random (the\n" +
-			"control). Follows rspo.<run>.ctrl.prm.published and reloads every newer version unless --no-reload.\n" +
-			"With --refresh it also retrains the PRM from the run's own streams at every cycle.ended and publishes\n" +
-			"each version (optionally mixing in other runs' recorded data with --extra-run).",
+			"control). Follows rspo.<run>.ctrl.prm.published and reloads every newer version unless --no-reload,\n" +
+			"so it serves each version the learner's refresh (serve learner --prm-refresh) publishes.",
 		Example: "  rspo serve prm --nats nats://127.0.0.1:4222 --run exp1 --model prm.bin\n" +
 			"  rspo serve prm --run exp1 --random 7 --no-reload          # the untrained-PRM control\n" +
-			"  rspo serve prm --run hard1 --model easy.prm --refresh --extra-run easy1",
+			"  rspo serve prm --run hard1 --object 3                     # a version the learner published",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.useRandom = cmd.Flags().Changed("random")
@@ -66,10 +61,9 @@ func newServePRMCmd() *cobra.Command {
 	fs.Float64Var(&f.noise, "noise", 0, "σ of Gaussian noise added to every step score (robustness ablation)")
 	fs.Uint64Var(&f.noiseSeed, "noise-seed", 1, "seed of the score noise")
 	fs.StringVar(&f.queueGroup, "queue-group", "", "queue group shared by instances (default micro's)")
-	fs.BoolVar(&f.refresh, "refresh", false, "retrain and publish the PRM from the run's streams at every cycle.ended")
-	fs.IntVar(&f.refreshWindow, "refresh-window", 0, "most recent own trajectories a refresh trains on (default 8192)")
-	fs.StringArrayVar(&f.extraRuns, "extra-run", nil, "other recorded run mixed into every refresh (repeatable)")
-	f.train.register(fs)
+	refuseFlags(fs, "the learner refreshes the PRM and names each version in its cycle plans "+
+		"(rspo serve learner --prm-refresh, --prm-refresh-extra-run, --prm-refresh-window); this service reloads every version it publishes",
+		[]string{"refresh", "extra-run", "refresh-window"}, "refresh")
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
@@ -94,15 +88,6 @@ func (f servePRMFlags) validate() error {
 	}
 	if f.noise < 0 {
 		errs = append(errs, fmt.Errorf("--noise %v: give σ ≥ 0", f.noise))
-	}
-	if !f.refresh && (len(f.extraRuns) > 0 || f.refreshWindow != 0) {
-		errs = append(errs, errors.New("--extra-run and --refresh-window are only used with --refresh"))
-	}
-	if f.train.warm != "" || f.train.version != 0 {
-		errs = append(errs, errors.New("--warm and --version do not apply to serve prm: refreshes warm-start from the served model (--model, --object) and count its version up"))
-	}
-	if f.refresh && f.noReload {
-		errs = append(errs, errors.New("--refresh publishes new versions that --no-reload would ignore; drop one"))
 	}
 	return errors.Join(errs...)
 }
@@ -138,39 +123,5 @@ func servePRM(ctx context.Context, nf *natsFlags, f servePRMFlags, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	if !f.refresh {
-		return svc.Run(ctx)
-	}
-	r, err := f.refresher(js, m)
-	if err != nil {
-		return err
-	}
-	if err := svc.Start(ctx); err != nil {
-		return err
-	}
-	rerr := r.Run(ctx, log)
-	return errors.Join(rerr, svc.Stop())
-}
-
-// refresher builds the per-cycle refresher, warm-starting from the served
-// model unless it is the random control.
-func (f servePRMFlags) refresher(js jetstream.JetStream, m *prm.Model) (*prmsvc.Refresher, error) {
-	cfg, err := f.train.config()
-	if err != nil {
-		return nil, err
-	}
-	extra := make([]prmsvc.Source, len(f.extraRuns))
-	for i, run := range f.extraRuns {
-		if err := streams.ValidateRun(run); err != nil {
-			return nil, fmt.Errorf("--extra-run: %w", err)
-		}
-		extra[i] = prmsvc.Source{Run: run}
-	}
-	initial := m
-	if !m.Info.Trained {
-		initial = nil
-	}
-	return prmsvc.NewRefresher(js, prmsvc.RefreshConfig{
-		Run: f.run, Initial: initial, Extra: extra, Window: f.refreshWindow, Train: cfg, Publish: true,
-	})
+	return svc.Run(ctx)
 }

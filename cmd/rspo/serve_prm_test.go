@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/prm/prmtest"
-	"github.com/rspo-dev/rspo/schemas"
-	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
 )
 
@@ -58,44 +57,18 @@ func TestServePRM(t *testing.T) {
 	}
 }
 
-// TestServePRMRefresh starts `rspo serve prm --refresh` from the random
-// control: a cycle.ended event makes it train on the run's recorded
-// trajectories, publish version 1, and serve it.
-func TestServePRMRefresh(t *testing.T) {
-	s := streamstest.RunServer(t)
-	nc, js := streamstest.Connect(t, s)
-	ctx, stop := context.WithCancel(testContext(t))
-	trajs, _ := prmtest.Decisive("sp2", 1, 40, 4)
-	for _, tr := range trajs {
-		if _, err := streams.PublishTrajectory(ctx, js, tr); err != nil {
-			t.Fatal(err)
+// The learner owns PRM refresh (its cycle plans name the versions the
+// explorers use): the scoring service refuses --refresh and says where it
+// belongs, instead of publishing versions of its own under the same names.
+func TestServePRMRefusesRefresh(t *testing.T) {
+	for _, flag := range []string{"--refresh", "--extra-run", "--refresh-window"} {
+		args := []string{"serve", "prm", "--nats", "nats://127.0.0.1:1", "--run", "sp2", "--random", "1", flag}
+		if flag != "--refresh" {
+			args = append(args, "x")
 		}
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := runRspo(ctx, "serve", "prm", "--nats", s.ClientURL(), "--run", "sp2", "--random", "1",
-			"--refresh", "--epochs", "5", "--dim", "32", "--hidden", "8")
-		done <- err
-	}()
-	client, _ := prmsvc.NewClient(nc, "sp2")
-	for cycle, deadline := int64(1), time.Now().Add(20*time.Second); ; cycle++ {
-		e := schemas.Event{Type: schemas.EventCycleEnded, Run: "sp2", Cycle: cycle, Time: time.Now()}
-		if _, err := streams.PublishEvent(ctx, js, e); err != nil {
-			t.Fatal(err)
+		_, _, err := runRspo(testContext(t), args...)
+		if err == nil || !strings.Contains(err.Error(), flag) || !strings.Contains(err.Error(), "--prm-refresh") {
+			t.Errorf("%s: got %v, want a refusal naming the flag and --prm-refresh", flag, err)
 		}
-		time.Sleep(100 * time.Millisecond)
-		if reply, err := client.Score(ctx, trajs[:1]); err == nil && reply.PRMVersion >= 1 {
-			if !reply.Info.Trained {
-				t.Errorf("refreshed model is not marked trained: %+v", reply.Info)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve prm --refresh never served a refreshed version")
-		}
-	}
-	stop()
-	if err := <-done; err != nil {
-		t.Errorf("serve prm returned %v after interrupt, want nil", err)
 	}
 }

@@ -83,7 +83,15 @@ type Config struct {
 	// PRMWarmupTasks is the number of tasks of the warm-up. Default 64.
 	PRMWarmupTasks int
 	// PRMRefresh retrains the PRM from the run's streams at every cycle end.
+	// The learner is the one owner of refresh: each version it publishes is
+	// the one the next cycle's plan names.
 	PRMRefresh bool
+	// PRMRefreshExtraRuns are other recorded runs (on the same server)
+	// mixed into every refresh: outside knowledge. Needs PRMRefresh.
+	PRMRefreshExtraRuns []string
+	// PRMRefreshWindow is how many of the run's most recent trajectories a
+	// refresh trains on. Default 8192; needs PRMRefresh.
+	PRMRefreshWindow int
 	// PRMTrain configures PRM training (warm-up and refresh).
 	PRMTrain prm.TrainConfig
 
@@ -210,6 +218,17 @@ func (c Config) Validate() error {
 	}
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if !c.PRMRefresh && (len(c.PRMRefreshExtraRuns) > 0 || c.PRMRefreshWindow != 0) {
+		bad("PRM refresh extra runs and window are only used with PRM refresh (--prm-refresh)")
+	}
+	if c.PRMRefreshWindow < 0 {
+		bad("PRM refresh window %d: want a positive number of trajectories", c.PRMRefreshWindow)
+	}
+	for _, r := range c.PRMRefreshExtraRuns {
+		if err := streams.ValidateRun(r); err != nil {
+			errs = append(errs, fmt.Errorf("learnersvc: PRM refresh extra run: %w", err))
+		}
 	}
 	if t := c.PRMTrain.Target; t != "" && t != prm.TargetSum && t != prm.TargetStep {
 		bad("PRM target %q: want %q or %q", t, prm.TargetSum, prm.TargetStep)

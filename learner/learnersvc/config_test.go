@@ -27,6 +27,12 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unknown eval split", mod: func(c *Config) { c.EvalSplits = []string{"valid_seen"} }, want: "eval split"},
 		{name: "held-out train eval", mod: func(c *Config) { c.EvalSplits = []string{"train"} }},
 		{name: "bad trainer", mod: func(c *Config) { c.Trainer.Algo = "sarsa" }, want: "sarsa"},
+		{name: "refresh extras without refresh", mod: func(c *Config) { c.PRMRefreshExtraRuns = []string{"easy1"} }, want: "only used with PRM refresh"},
+		{name: "refresh with extras", mod: func(c *Config) { c.PRMRefresh, c.PRMRefreshExtraRuns = true, []string{"easy1"} }},
+		{name: "bad extra run", mod: func(c *Config) { c.PRMRefresh, c.PRMRefreshExtraRuns = true, []string{"a.b"} }, want: "extra run"},
+		{name: "negative refresh window", mod: func(c *Config) { c.PRMRefresh, c.PRMRefreshWindow = true, -1 }, want: "refresh window"},
+		{name: "tilt with noise", mod: func(c *Config) { c.RSPO, c.ExploreTilt, c.PRMNoise = true, 3, 0.1 }, want: "explorer settings"},
+		{name: "gate above 1", mod: func(c *Config) { c.GateAUC = 2 }, want: "plan.gate_auc"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

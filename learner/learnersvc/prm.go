@@ -74,8 +74,12 @@ func (s *Service) prmTrainConfig() prm.TrainConfig {
 // next cycle. Too little data keeps the current version.
 func (s *Service) refreshPRM(ctx context.Context, cycle int64) error {
 	if s.refresher == nil {
-		r, err := prmsvc.NewRefresher(s.js, prmsvc.RefreshConfig{Run: s.cfg.Run, Initial: s.prm,
-			Train: s.prmTrainConfig(), Publish: true})
+		extra := make([]prmsvc.Source, len(s.cfg.PRMRefreshExtraRuns))
+		for i, run := range s.cfg.PRMRefreshExtraRuns {
+			extra[i] = prmsvc.Source{Run: run}
+		}
+		r, err := prmsvc.NewRefresher(s.js, prmsvc.RefreshConfig{Run: s.cfg.Run, Initial: s.prm, Extra: extra,
+			Window: s.cfg.PRMRefreshWindow, Train: s.prmTrainConfig(), Publish: true})
 		if err != nil {
 			return err
 		}

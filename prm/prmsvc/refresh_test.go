@@ -1,14 +1,11 @@
 package prmsvc
 
 import (
-	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmtest"
-	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
 )
@@ -86,50 +83,5 @@ func TestRefresherWithOutsideKnowledge(t *testing.T) {
 	}
 	if rep.Trajectories != 110 {
 		t.Errorf("trained on %d trajectories, want 100 from the easy run + 10 own", rep.Trajectories)
-	}
-}
-
-// TestRefresherRunFollowsCycleEnded refreshes on a cycle.ended event and
-// a reloading scoring service picks the new version up.
-func TestRefresherRunFollowsCycleEnded(t *testing.T) {
-	ctx := testContext(t)
-	s := streamstest.RunServer(t)
-	nc, js := streamstest.Connect(t, s)
-	trajs, _ := prmtest.Decisive("loop1", 1, 60, 5)
-	record(t, ctx, js, trajs)
-	r, err := NewRefresher(js, RefreshConfig{Run: "loop1", Publish: true, Train: prm.TrainConfig{Seed: 1, MaxEpochs: 10}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := New(nc, js, Config{Run: "loop1", Model: prm.Random(1), Reload: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Stop()
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(runCtx, nil) }()
-	client, _ := NewClient(nc, "loop1")
-	deadline := time.Now().Add(20 * time.Second)
-	for cycle := int64(1); ; cycle++ {
-		// The refresher sees only events published after it started, so
-		// cycles end until it has reacted.
-		if _, err := streams.PublishEvent(ctx, js, schemas.Event{Type: schemas.EventCycleEnded, Run: "loop1", Cycle: cycle, Time: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-		if reply, err := client.Score(ctx, trajs[:1]); err == nil && reply.PRMVersion >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the refreshed version never reached the service")
-		}
-	}
-	stop()
-	if err := <-done; err != nil {
-		t.Errorf("Run returned %v, want nil after its context ended", err)
 	}
 }
