@@ -25,6 +25,8 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/prm"
+	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/report"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
@@ -51,6 +53,9 @@ type Config struct {
 	Explorer rolloutsvc.ExplorerConfig
 	Swapper  swappersvc.Config
 	Buffer   BufferConfig
+	// PRM configures the optional PRM scoring stage; an in-process run
+	// starts it only when it names a model.
+	PRM PRMConfig
 	// DataDir holds the embedded server's store (DataDir/nats), the buffer
 	// (DataDir/<run>/buffer unless Buffer.Dir is set) and the report
 	// (DataDir/<run>/report). Default "runs".
@@ -71,6 +76,17 @@ type Config struct {
 	Progress func(learnersvc.Progress)
 	// Logger receives every stage's log. Default slog.Default().
 	Logger *slog.Logger
+}
+
+// PRMConfig configures the PRM scoring stage (rspo.<run>.prm.score).
+type PRMConfig struct {
+	// Model is the model to serve; nil serves version Object of the run's
+	// PRM from the object store. Give exactly one.
+	Model  *prm.Model
+	Object int64
+	// Service configures the scoring service (Run, Logger and Model are
+	// set from this configuration).
+	Service prmsvc.Config
 }
 
 // BufferConfig configures the buffer stage.

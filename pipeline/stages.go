@@ -12,6 +12,7 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/swapper/swappersvc"
 )
@@ -42,14 +43,18 @@ const (
 	StageSwapper  = "swapper"
 	StageBuffer   = "buffer"
 	StageLearner  = "learner"
+	StagePRM      = "prm"
 )
 
 // stageSpec is one row of the stage table: how a stage is built from a
-// run's configuration, and whether it only runs with RSPO.
+// run's configuration, and whether an in-process run starts it — only with
+// RSPO, or only when configured (the PRM scoring service, which no
+// built-in stage calls: it serves consumers of the user's own).
 type stageSpec struct {
-	name     string
-	rspoOnly bool
-	build    func(c Config, b Bus) (Stage, error)
+	name       string
+	rspoOnly   bool
+	configured func(Config) bool
+	build      func(c Config, b Bus) (Stage, error)
 }
 
 // stageTable lists every built-in stage. `rspo run` builds them all in one
@@ -61,6 +66,7 @@ var stageTable = []stageSpec{
 	{name: StageSwapper, rspoOnly: true, build: swapperStage},
 	{name: StageBuffer, rspoOnly: true, build: bufferStage},
 	{name: StageLearner, build: learnerStage},
+	{name: StagePRM, configured: func(c Config) bool { return c.PRM.Model != nil || c.PRM.Object > 0 }, build: prmStage},
 }
 
 // StageNames lists the built-in stages in the table's order.
@@ -89,7 +95,7 @@ func (c Config) Stages(b Bus) ([]Stage, error) {
 	c = c.withDefaults()
 	var out []Stage
 	for _, spec := range stageTable {
-		if spec.rspoOnly && !c.Learner.RSPO {
+		if spec.rspoOnly && !c.Learner.RSPO || spec.configured != nil && !spec.configured(c) {
 			continue
 		}
 		n := 1
@@ -127,20 +133,22 @@ func actorStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Actor
 	cfg.Run, cfg.Logger = c.run(), c.Logger
 	a, err := rolloutsvc.NewActor(b.JS, cfg)
-	if err != nil {
-		return Stage{}, err
-	}
-	return Stage{Name: StageActor, Run: a.Run}, nil
+	return serviceStage(StageActor, a, err)
 }
 
 func explorerStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Explorer
 	cfg.Run, cfg.Logger = c.run(), c.Logger
 	x, err := rolloutsvc.NewExplorer(b.JS, cfg)
+	return serviceStage(StageExplorer, x, err)
+}
+
+// serviceStage is the stage of a service whose constructor returned svc, err.
+func serviceStage(name string, svc interface{ Run(context.Context) error }, err error) (Stage, error) {
 	if err != nil {
 		return Stage{}, err
 	}
-	return Stage{Name: StageExplorer, Run: x.Run}, nil
+	return Stage{Name: name, Run: svc.Run}, nil
 }
 
 func swapperStage(c Config, b Bus) (Stage, error) {
@@ -192,11 +200,32 @@ func bufferStage(c Config, b Bus) (Stage, error) {
 // learnerStage runs the learner; its Run returns once the run is trained.
 func learnerStage(c Config, b Bus) (Stage, error) {
 	svc, err := learnersvc.New(b.Conn, b.JS, c.Learner)
-	if err != nil {
-		return Stage{}, err
-	}
-	if c.Progress != nil {
+	if err == nil && c.Progress != nil {
 		svc.OnProgress(c.Progress)
 	}
-	return Stage{Name: StageLearner, Run: svc.Run}, nil
+	return serviceStage(StageLearner, svc, err)
+}
+
+// prmStage serves the PRM's scores on rspo.<run>.prm.score: PRM.Model, or
+// version PRM.Object of the run's PRM loaded when the stage starts.
+func prmStage(c Config, b Bus) (Stage, error) {
+	cfg := c.PRM.Service
+	cfg.Run, cfg.Logger, cfg.Model = c.run(), c.Logger, c.PRM.Model
+	if (cfg.Model == nil) == (c.PRM.Object <= 0) {
+		return Stage{}, errors.New("pipeline: the PRM stage serves either a model or an object-store version: give exactly one")
+	}
+	return Stage{Name: StagePRM, Run: func(ctx context.Context) error {
+		if cfg.Model == nil {
+			m, err := prmsvc.Load(ctx, b.JS, cfg.Run, c.PRM.Object)
+			if err != nil {
+				return err
+			}
+			cfg.Model = m
+		}
+		svc, err := prmsvc.New(b.Conn, b.JS, cfg)
+		if err != nil {
+			return err
+		}
+		return svc.Run(ctx)
+	}}, nil
 }

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/pipeline"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/streams"
@@ -48,7 +46,11 @@ func newServePRMCmd() *cobra.Command {
 			if err := f.validate(); err != nil {
 				return err
 			}
-			return servePRM(cmd.Context(), &nf, f, cmd.ErrOrStderr())
+			cfg, err := f.config()
+			if err != nil {
+				return err
+			}
+			return serveStage(cmd, nf, pipeline.StagePRM, cfg)
 		},
 	}
 	nf.register(cmd.Flags())
@@ -92,36 +94,19 @@ func (f servePRMFlags) validate() error {
 	return errors.Join(errs...)
 }
 
-// initialModel loads the starting model.
-func (f servePRMFlags) initialModel(ctx context.Context, js jetstream.JetStream) (*prm.Model, error) {
+// config maps the flags to the PRM stage's configuration.
+func (f servePRMFlags) config() (pipeline.Config, error) {
+	pc := pipeline.PRMConfig{Object: f.object, Service: prmsvc.Config{Reload: !f.noReload, Noise: f.noise,
+		NoiseSeed: f.noiseSeed, QueueGroup: f.queueGroup}}
 	switch {
 	case f.model != "":
-		return prm.LoadFile(f.model)
-	case f.object > 0:
-		return prmsvc.Load(ctx, js, f.run, f.object)
-	default:
-		return prm.Random(f.random), nil
+		m, err := prm.LoadFile(f.model)
+		if err != nil {
+			return pipeline.Config{}, fmt.Errorf("--model: %w", err)
+		}
+		pc.Model = m
+	case f.object <= 0:
+		pc.Model = prm.Random(f.random)
 	}
-}
-
-func servePRM(ctx context.Context, nf *natsFlags, f servePRMFlags, stderr io.Writer) error {
-	closeConn, js, err := connectJS(ctx, nf, "rspo-prm")
-	if err != nil {
-		return err
-	}
-	defer closeConn()
-	m, err := f.initialModel(ctx, js)
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	nc := js.Conn()
-	svc, err := prmsvc.New(nc, js, prmsvc.Config{
-		Run: f.run, Model: m, Reload: !f.noReload, Noise: f.noise, NoiseSeed: f.noiseSeed,
-		QueueGroup: f.queueGroup, Logger: log,
-	})
-	if err != nil {
-		return err
-	}
-	return svc.Run(ctx)
+	return pipeline.Config{Learner: learnersvc.Config{Run: f.run}, PRM: pc}, nil
 }
