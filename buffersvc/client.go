@@ -14,14 +14,22 @@ import (
 	"github.com/rspo-dev/rspo/streams"
 )
 
-// DefaultTimeout bounds a Client call whose context has no deadline.
+// DefaultTimeout bounds one attempt of a Client call, whatever the
+// caller's context allows: a buffer that dies mid-request costs one
+// timeout, not the caller's whole deadline.
 const DefaultTimeout = 30 * time.Second
+
+// DefaultRetryFor is how long a Client call retries while no buffer
+// answers (a buffer restarting, the bus reconnecting) before it gives up.
+const DefaultRetryFor = 2 * time.Minute
 
 // Client is the learner's side of the buffer service of one run. It is safe
 // for concurrent use.
 type Client struct {
 	nc  *nats.Conn
 	sub streams.RunSubjects
+	// timeout bounds one attempt; retryFor all attempts of a call.
+	timeout, retryFor time.Duration
 }
 
 // NewClient returns a client for run's buffer. It returns an error wrapping
@@ -30,7 +38,52 @@ func NewClient(nc *nats.Conn, run string) (*Client, error) {
 	if err := streams.ValidateRun(run); err != nil {
 		return nil, err
 	}
-	return &Client{nc: nc, sub: streams.Subjects(run)}, nil
+	return &Client{nc: nc, sub: streams.Subjects(run), timeout: DefaultTimeout, retryFor: DefaultRetryFor}, nil
+}
+
+// WithTimeouts returns a copy of c whose attempts last at most timeout and
+// whose calls retry for at most retryFor (0: a single attempt).
+func (c *Client) WithTimeouts(timeout, retryFor time.Duration) *Client {
+	d := *c
+	d.timeout, d.retryFor = timeout, retryFor
+	return &d
+}
+
+// retry runs attempt, each try bounded by the attempt timeout, until it
+// succeeds, fails with an error no retry can fix, ctx ends, or retryFor has
+// passed; between tries it backs off from 50 ms doubling to 2 s.
+func (c *Client) retry(ctx context.Context, attempt func(context.Context) error) error {
+	deadline := time.Now().Add(c.retryFor)
+	wait := 50 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, c.timeout)
+		err := attempt(actx)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// transient reports whether a retry may fix err: nobody answering, an
+// attempt timing out, a reply cut short by a dying buffer. A bad request
+// or an error the service reports is final.
+func transient(err error) bool {
+	var re *RemoteError
+	switch {
+	case errors.Is(err, ErrBadRequest), errors.As(err, &re):
+		return false
+	case errors.Is(err, ErrNoResponders), errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout),
+		errors.Is(err, ErrBadReply), errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrNoResponders):
+		return true
+	}
+	return false
 }
 
 // Sample asks the buffer for records in priority order (see SampleRequest)
@@ -39,8 +92,11 @@ func NewClient(nc *nats.Conn, run string) (*Client, error) {
 // Errors: ErrBadRequest for an invalid request (checked before sending, or
 // reported by the service), ErrNoResponders when no buffer serves the run,
 // ErrInternal when the service failed, ErrBadReply for a reply that does not
-// reassemble or decode, and ctx's error (or a timeout after DefaultTimeout)
-// when no complete reply arrives in time.
+// reassemble or decode, and ctx's error (or a timeout) when no complete
+// reply arrives in time. Transient failures — no buffer answering, an
+// attempt timing out after DefaultTimeout, a reply cut short — are retried
+// with backoff for DefaultRetryFor (see WithTimeouts) before the last of
+// them is returned.
 func (c *Client) Sample(ctx context.Context, req SampleRequest) ([]*schemas.Trajectory, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -49,20 +105,21 @@ func (c *Client) Sample(ctx context.Context, req SampleRequest) ([]*schemas.Traj
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
-	ctx, cancel := withDefaultTimeout(ctx)
-	defer cancel()
-	data, records, err := c.request(ctx, body)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := schemas.DecodeTrajectoryBatch(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadReply, err)
-	}
-	if len(ts) != records {
-		return nil, fmt.Errorf("%w: %d records decoded, the reply announced %d", ErrBadReply, len(ts), records)
-	}
-	return ts, nil
+	var ts []*schemas.Trajectory
+	err = c.retry(ctx, func(ctx context.Context) error {
+		data, records, err := c.request(ctx, body)
+		if err != nil {
+			return err
+		}
+		if ts, err = schemas.DecodeTrajectoryBatch(data); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadReply, err)
+		}
+		if len(ts) != records {
+			return fmt.Errorf("%w: %d records decoded, the reply announced %d", ErrBadReply, len(ts), records)
+		}
+		return nil
+	})
+	return ts, err
 }
 
 // request sends body to the sample endpoint and collects the reply's parts.
@@ -100,8 +157,15 @@ func (c *Client) request(ctx context.Context, body []byte) ([]byte, int, error) 
 
 // Stats returns the buffer's statistics. Errors as for Sample.
 func (c *Client) Stats(ctx context.Context) (Stats, error) {
-	ctx, cancel := withDefaultTimeout(ctx)
-	defer cancel()
+	var st Stats
+	err := c.retry(ctx, func(ctx context.Context) (err error) {
+		st, err = c.stats(ctx)
+		return err
+	})
+	return st, err
+}
+
+func (c *Client) stats(ctx context.Context) (Stats, error) {
 	msg, err := c.nc.RequestWithContext(ctx, c.sub.BufferStats, nil)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return Stats{}, fmt.Errorf("%w %s", ErrNoResponders, c.sub.Run)
@@ -135,11 +199,4 @@ func (c *Client) replyError(msg *nats.Msg) error {
 		return &RemoteError{Code: code, Description: msg.Header.Get(micro.ErrorHeader)}
 	}
 	return nil
-}
-
-func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, DefaultTimeout)
 }

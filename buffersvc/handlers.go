@@ -15,9 +15,17 @@ import (
 // stream (schemas.EncodeTrajectoryBatch), cut into parts that each fit the
 // server's max payload; see HeaderPart.
 func (s *Service) handleSample(req micro.Request) {
+	if n := len(req.Data()); n > MaxSampleRequestBytes {
+		s.respondError(req, fmt.Errorf("%w: request of %d bytes, at most %d", ErrBadRequest, n, MaxSampleRequestBytes))
+		return
+	}
 	var sr SampleRequest
 	if err := json.Unmarshal(req.Data(), &sr); err != nil {
 		s.respondError(req, fmt.Errorf("%w: request is not a JSON SampleRequest: %v", ErrBadRequest, err))
+		return
+	}
+	if err := sr.Validate(); err != nil {
+		s.respondError(req, err)
 		return
 	}
 	data, n, err := s.sampleReply(sr)

@@ -39,15 +39,23 @@ func (s *Service) ingest(_ context.Context, ds []streams.Delivery[*schemas.Traje
 	s.stored.Add(int64(res.Stored))
 	s.replaced.Add(int64(res.Replaced))
 	s.dropped.Add(int64(res.Dropped))
+	if res.Dropped > 0 {
+		mark, _ := s.store.ClearedThrough(s.cfg.Run)
+		s.cfg.Logger.Warn("buffersvc: dropped records of cleared cycles", "run", s.cfg.Run,
+			"dropped", res.Dropped, "cleared_through", mark, "dropped_total", s.dropped.Load())
+	}
 	return results
 }
 
 // clear handles a cycle.ended event of the run: it deletes the cycles that
 // no longer need to be kept.
-func (s *Service) clear(_ context.Context, d streams.Delivery[schemas.Event]) error {
+func (s *Service) clear(ctx context.Context, d streams.Delivery[schemas.Event]) error {
 	e := d.Value
 	if e.Type != cycleEnded {
 		return streams.Rejectf("buffersvc: %s event on %s", e.Type, d.Msg.Subject())
+	}
+	if err := checkCycleEnded(ctx, s.js, e); err != nil {
+		return err
 	}
 	through := e.Cycle - int64(s.cfg.KeepCycles)
 	if err := s.store.ClearThrough(s.cfg.Run, through); err != nil {

@@ -20,6 +20,9 @@ type RebuildResult struct {
 	Put PutResult
 	// ClearedThrough is the watermark the cycle.ended events imply, -1 if none.
 	ClearedThrough int64
+	// IgnoredEnds counts cycle.ended events of cycles the learner never
+	// started (forged or broken; the live service dead-lettered them).
+	IgnoredEnds int
 }
 
 // rebuildBatch is how many records Rebuild stores per synced commit.
@@ -37,9 +40,17 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 		return RebuildResult{}, err
 	}
 	res := RebuildResult{ClearedThrough: -1}
-	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: streams.CtrlKind(cycleEnded)},
+	latest, started, err := latestStartedCycle(ctx, js, run)
+	if err != nil {
+		return res, fmt.Errorf("buffersvc: rebuild: %w", err)
+	}
+	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: streams.CtrlKind(cycleEnded)},
 		func(m streams.Message) error {
-			if m.Err == nil && m.Event.Run == run {
+			switch {
+			case m.Err != nil || m.Event.Run != run:
+			case !started || m.Event.Cycle < 0 || m.Event.Cycle > latest:
+				res.IgnoredEnds++ // not the learner's: the live service dead-letters it
+			default:
 				res.ClearedThrough = max(res.ClearedThrough, m.Event.Cycle-int64(keepCycles))
 			}
 			return nil

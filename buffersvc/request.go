@@ -10,6 +10,14 @@ import (
 // MaxSampleCount bounds the number of records one sample request may ask for.
 const MaxSampleCount = schemas.MaxBatchTrajectories
 
+// MaxPreferTasks bounds SampleRequest.PreferTasks: a learner prefers the
+// tasks of one update, at most schemas.MaxRolloutTasks.
+const MaxPreferTasks = schemas.MaxRolloutTasks
+
+// MaxSampleRequestBytes bounds the encoded sample request (a NATS server's
+// default max payload): a learner's request is a few KB.
+const MaxSampleRequestBytes = 1 << 20
+
 // SampleRequest is the learner's request for off-policy records. It travels
 // as JSON on rspo.<run>.buffer.sample.
 //
@@ -40,6 +48,10 @@ func (r SampleRequest) Validate() error {
 	}
 	if r.Count < 1 || r.Count > MaxSampleCount {
 		errs = append(errs, fmt.Errorf("%w: count %d not in 1..%d", ErrBadRequest, r.Count, MaxSampleCount))
+	}
+	if len(r.PreferTasks) > MaxPreferTasks {
+		errs = append(errs, fmt.Errorf("%w: %d preferred tasks, at most %d", ErrBadRequest, len(r.PreferTasks), MaxPreferTasks))
+		return errors.Join(errs...) // the ids are not looked at one by one
 	}
 	for _, t := range r.PreferTasks {
 		if len(t) > maxTaskIDLen {

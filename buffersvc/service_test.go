@@ -322,6 +322,7 @@ func TestCycleEndedClearsOldCycles(t *testing.T) {
 				b.publishExplorers(t, c, 4, 4)
 			}
 			b.waitRecords(t, 12)
+			streamstest.StartCycles(t, b.js, "r", 3)
 			ev := schemas.Event{Type: schemas.EventCycleEnded, Run: "r", Cycle: 2, Time: time.Unix(1700000000, 0).UTC()}
 			if _, err := streams.PublishEvent(context.Background(), b.js, ev); err != nil {
 				t.Fatal(err)
@@ -365,6 +366,7 @@ func TestRebuildReproducesTheBuffer(t *testing.T) {
 		b.publishExplorers(t, c, 20, 8)
 	}
 	b.waitRecords(t, 60)
+	streamstest.StartCycles(t, b.js, "r", 2)
 	ev := schemas.Event{Type: schemas.EventCycleEnded, Run: "r", Cycle: 0, Time: time.Unix(1700000000, 0).UTC()}
 	if _, err := streams.PublishEvent(context.Background(), b.js, ev); err != nil {
 		t.Fatal(err)
@@ -411,10 +413,11 @@ func TestClientErrors(t *testing.T) {
 	b := newBus(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := b.client.Sample(ctx, buffersvc.SampleRequest{Count: 1}); !errors.Is(err, buffersvc.ErrNoResponders) {
+	once := b.client.WithTimeouts(5*time.Second, 0) // a single attempt: no retry while nobody answers
+	if _, err := once.Sample(ctx, buffersvc.SampleRequest{Count: 1}); !errors.Is(err, buffersvc.ErrNoResponders) {
 		t.Errorf("Sample without a service: %v, want ErrNoResponders", err)
 	}
-	if _, err := b.client.Stats(ctx); !errors.Is(err, buffersvc.ErrNoResponders) {
+	if _, err := once.Stats(ctx); !errors.Is(err, buffersvc.ErrNoResponders) {
 		t.Errorf("Stats without a service: %v, want ErrNoResponders", err)
 	}
 	if _, err := b.client.Sample(ctx, buffersvc.SampleRequest{Count: 0}); !errors.Is(err, buffersvc.ErrBadRequest) {

@@ -94,6 +94,13 @@ type Env interface {
 	TaskTypes() []string
 }
 
+// StepLimiter is implemented by environments whose episodes end after a
+// known number of steps: services bound the work a request may ask for by it.
+type StepLimiter interface {
+	// MaxSteps is the most steps an episode can take.
+	MaxSteps() int
+}
+
 // Planner is implemented by environments that ship an expert: a policy that
 // sees the hidden state and solves every task. It proves solvability and
 // serves as the upper reference in evaluations.

@@ -23,6 +23,21 @@ import (
 // If the DLQ publish fails, msg is left unacknowledged and the error returned.
 // A msg already settled by this client is only recorded, not terminated again.
 func DeadLetter(ctx context.Context, js jetstream.JetStream, msg jetstream.Msg, component, reason string) error {
+	if err := RecordDeadLetter(ctx, js, msg, component, reason); err != nil {
+		return err
+	}
+	err := msg.TermWithReason(headerValue(reason))
+	if err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+		return fmt.Errorf("streams: terminate dead-lettered message on %s: %w", msg.Subject(), err)
+	}
+	return nil
+}
+
+// RecordDeadLetter stores msg on the dead-letter stream as DeadLetter does,
+// without settling it on its source: for readers that do not acknowledge
+// (ordered consumers, replays), which must still not skip a bad message
+// silently.
+func RecordDeadLetter(ctx context.Context, js jetstream.JetStream, msg jetstream.Msg, component, reason string) error {
 	if err := ValidateComponent(component); err != nil {
 		return err
 	}
@@ -36,10 +51,6 @@ func DeadLetter(ctx context.Context, js jetstream.JetStream, msg jetstream.Msg, 
 	h := deadLetterHeaders(msg, component, reason)
 	if _, err := Publish(ctx, js, Subjects(run).DLQ(component), msg.Data(), h); err != nil {
 		return fmt.Errorf("streams: dead-letter: %w", err)
-	}
-	err := msg.TermWithReason(headerValue(reason))
-	if err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
-		return fmt.Errorf("streams: terminate dead-lettered message on %s: %w", msg.Subject(), err)
 	}
 	return nil
 }

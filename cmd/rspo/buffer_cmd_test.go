@@ -44,6 +44,7 @@ func TestBufferRebuildCommand(t *testing.T) {
 	ctx := testContext(t)
 	publishRecords(t, js, "r1", 0, 3)
 	want := publishRecords(t, js, "r1", 1, 5)
+	streamstest.StartCycles(t, js, "r1", 1)
 	ev := schemas.Event{Type: schemas.EventCycleEnded, Run: "r1", Cycle: 0, Time: time.Unix(1700000000, 0).UTC()}
 	if _, err := streams.PublishEvent(ctx, js, ev); err != nil {
 		t.Fatal(err)

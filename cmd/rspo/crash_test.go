@@ -136,6 +136,7 @@ func TestCrashSwapperAndBufferLoseAndDuplicateNothing(t *testing.T) {
 	wg.Go(func() {
 		for i := range n {
 			tr := swappertest.Explorer(run, 1, i, 32)
+			tr.Env = "household" // the rspo binary refuses environments it does not know; nothing here replays
 			if _, err := streams.PublishTrajectory(ctx, js, tr); err != nil {
 				t.Errorf("publish %d: %v", i, err)
 				return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/pipeline"
+	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 )
 
 func init() {
@@ -67,6 +68,8 @@ func newServeActorCmd() *cobra.Command {
 	fs.StringVar(&cfg.Learner.Run, "run", "", "run name (required)")
 	fs.StringVar(&cfg.Actor.Name, "name", "", "actor name in trajectories (default actor-<host>-<pid>)")
 	fs.IntVar(&cfg.Actor.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
+	fs.Int64Var(&cfg.Actor.StepBudget, "step-budget", rolloutsvc.DefaultStepBudget,
+		"most environment steps one request may ask for (tasks × group × step limit); larger requests are dead-lettered")
 	nf.register(fs)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd

@@ -47,6 +47,9 @@ func New(cfg Config) (*Env, error) {
 // Config returns the environment's configuration with defaults filled.
 func (e *Env) Config() Config { return e.cfg }
 
+// MaxSteps implements envs.StepLimiter: an episode ends at the step limit.
+func (e *Env) MaxSteps() int { return e.cfg.MaxSteps }
+
 // Name returns "shop".
 func (e *Env) Name() string { return Name }
 

@@ -117,6 +117,10 @@ type Config struct {
 	// records in the buffer; past it the learner logs a warning and trains
 	// with what the buffer holds. Default 10 minutes.
 	ExploreTimeout time.Duration
+	// RetryFor is how long the learner keeps redoing a step that failed for
+	// a reason a retry may fix (bus, buffer or publish trouble) before the
+	// run fails. Default 5 minutes.
+	RetryFor time.Duration
 	// KeepVersions is how many recent policy snapshots stay in the object
 	// store (version 0, the reference policy, always stays). Default K+3.
 	KeepVersions int
@@ -157,6 +161,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.RolloutTimeout == 0 {
 		c.RolloutTimeout = 10 * time.Minute
+	}
+	if c.RetryFor == 0 {
+		c.RetryFor = 5 * time.Minute
 	}
 	if c.ExploreTimeout == 0 {
 		c.ExploreTimeout = 10 * time.Minute

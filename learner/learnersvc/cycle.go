@@ -41,15 +41,19 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 		return err
 	}
 	s.cfg.Logger.Info("cycle started", "cycle", cycle, "policy_version", s.pol.Version(), "tasks", len(pool))
-	return s.awaitExploration(ctx, cycle)
+	return s.awaitExploration(ctx, cycle, int64(len(pool)))
 }
 
 // errFound stops a replay once the awaited event is seen.
 var errFound = errors.New("learnersvc: found")
 
-// awaitExploration waits for cycle.explored and then for the buffer to hold
-// the records it announced.
-func (s *Service) awaitExploration(ctx context.Context, cycle int64) error {
+// awaitExploration waits for the cycle.explored that answers the cycle's
+// plan and then for the buffer to hold the records it announced. An event
+// that cannot answer it — another policy version, or fewer trajectories
+// than the plan's tasks, the least any explorer mode publishes — is logged,
+// counted and ignored: a forged "explored, 0 trajectories" must not end
+// the wait.
+func (s *Service) awaitExploration(ctx context.Context, cycle, minTrajectories int64) error {
 	deadline := time.Now().Add(s.cfg.ExploreTimeout)
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -57,7 +61,14 @@ func (s *Service) awaitExploration(ctx context.Context, cycle int64) error {
 	err := streams.Replay(wctx, s.js, streams.ReplayOptions{Run: s.cfg.Run,
 		Subject: streams.CtrlKind(schemas.EventCycleExplored), Follow: true},
 		func(m streams.Message) error {
-			if m.Event != nil && m.Event.Cycle == cycle {
+			switch {
+			case m.Event == nil || m.Event.Cycle != cycle:
+			case m.Event.PolicyVersion != s.pol.Version() || m.Event.Trajectories < minTrajectories:
+				s.ignored++
+				s.cfg.Logger.Warn("ignoring a cycle.explored that does not answer the cycle's plan", "cycle", cycle,
+					"policy_version", m.Event.PolicyVersion, "want_policy_version", s.pol.Version(),
+					"trajectories", m.Event.Trajectories, "want_at_least", minTrajectories, "seq", m.Seq)
+			default:
 				explored = *m.Event
 				return errFound
 			}

@@ -49,6 +49,7 @@ func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st lear
 	v["env_steps_actor"] = float64(s.cp.EnvStepsActor)
 	v["env_steps_explorer"] = float64(s.cp.EnvStepsExplorer)
 	v["env_steps"] = float64(s.cp.EnvStepsActor + s.cp.EnvStepsExplorer)
+	v["ignored_messages"] = float64(s.ignored) // read from the streams and unusable (logged each)
 	s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "update", Cycle: cycle, Values: v})
 }
 

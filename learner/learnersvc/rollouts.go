@@ -58,6 +58,8 @@ func (s *Service) collect(ctx context.Context, reqs []schemas.RolloutRequest) ([
 	}, func(m streams.Message) error {
 		lastSeq = max(lastSeq, m.Seq)
 		if m.Trajectory == nil {
+			s.ignored++
+			s.cfg.Logger.Warn("ignoring an undecodable message on the on-policy stream", "seq", m.Seq, "err", m.Err)
 			return nil
 		}
 		k, ok := want[m.Trajectory.ID]
@@ -75,8 +77,8 @@ func (s *Service) collect(ctx context.Context, reqs []schemas.RolloutRequest) ([
 		s.nextSeq = lastSeq + 1
 		return got, nil
 	case ctx.Err() != nil && missing > 0:
-		return nil, fmt.Errorf("learnersvc: %d of %d rollouts still missing after %v (are actors running?): %w",
-			missing, len(want), time.Duration(s.cfg.RolloutTimeout), ctx.Err())
+		return nil, permanent(fmt.Errorf("learnersvc: %d of %d rollouts still missing after %v (are actors running?): %w",
+			missing, len(want), time.Duration(s.cfg.RolloutTimeout), ctx.Err()))
 	case err != nil:
 		return nil, err
 	}

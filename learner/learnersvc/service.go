@@ -36,6 +36,9 @@ type Service struct {
 	refresher *prmsvc.Refresher
 	// nextSeq is where the next update's rollouts are looked for.
 	nextSeq uint64
+	// ignored counts stream messages the learner read and could not use
+	// (undecodable, or events that do not answer its plan).
+	ignored int64
 	// progress, if set, is told about every finished update.
 	progress func(Progress)
 }
@@ -90,11 +93,59 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	for s.cp.Update < int64(s.cfg.Updates) {
 		if err := s.step(ctx); err != nil {
-			return err
+			if err := s.recoverFrom(ctx, err); err != nil {
+				return err
+			}
 		}
 	}
 	return s.finish(ctx)
 }
+
+// recoverFrom handles a failed step. A step that failed for a reason a
+// retry may fix (the bus reconnecting, the buffer restarting, a publish
+// not acknowledged in time) is redone from the last checkpoint, exactly as
+// a restarted learner would redo it — its rollouts, events and snapshot
+// carry the same ids, so JetStream stores them once — after a backoff, for
+// up to RetryFor. It returns the error that ends the run, or nil to go on.
+func (s *Service) recoverFrom(ctx context.Context, stepErr error) error {
+	var p *permanentError
+	if ctx.Err() != nil || errors.As(stepErr, &p) {
+		return stepErr
+	}
+	deadline := time.Now().Add(s.cfg.RetryFor)
+	wait := 100 * time.Millisecond
+	for {
+		s.cfg.Logger.Warn("learner step failed; redoing it from the last checkpoint", "update", s.cp.Update+1,
+			"err", stepErr, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return stepErr
+		case <-time.After(wait):
+		}
+		cp, ok, err := LoadCheckpoint(ctx, s.js, s.cfg.Run)
+		if err == nil && ok {
+			if err = s.resume(ctx, cp); err == nil {
+				return nil
+			}
+		}
+		if err == nil {
+			err = errors.New("learnersvc: checkpoint vanished")
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("learnersvc: gave up after %v of retries: %w (step: %v)", s.cfg.RetryFor, err, stepErr)
+		}
+		stepErr, wait = err, min(2*wait, 5*time.Second)
+	}
+}
+
+// permanentError marks a step failure no retry can fix (the update itself
+// failed, or rollouts never came); the run ends with it.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+func permanent(err error) error { return &permanentError{err: err} }
 
 // Checkpoint returns the service's progress.
 func (s *Service) Checkpoint() Checkpoint { return s.cp }

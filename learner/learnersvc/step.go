@@ -50,7 +50,7 @@ func (s *Service) step(ctx context.Context) error {
 	}
 	stats, err := s.trainer.Update(on, off)
 	if err != nil {
-		return fmt.Errorf("learnersvc: update %d: %w", u+1, err)
+		return permanent(fmt.Errorf("learnersvc: update %d: %w", u+1, err))
 	}
 	clock.lap("update")
 	s.cp.Update++

@@ -1,7 +1,9 @@
 package prmsvc
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +107,60 @@ func waitVersion(t *testing.T, c *Client, trajs []*schemas.Trajectory, want int6
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Garbage on prm.published used to be logged and skipped; it is
+// dead-lettered with its reason, and the service keeps serving its model.
+func TestServiceDeadLettersBadPublishedEvents(t *testing.T) {
+	ctx := testContext(t)
+	s := streamstest.RunServer(t)
+	nc, js := streamstest.Connect(t, s)
+	svc, err := New(nc, js, Config{Run: "rel2", Model: prm.Random(9), Reload: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Stop()
+	subject := streams.Subjects("rel2").Ctrl(schemas.EventPRMPublished)
+	missing := schemas.Event{Type: schemas.EventPRMPublished, Run: "rel2", PRMVersion: 7, Time: time.Unix(1700000000, 0).UTC()}
+	for _, data := range [][]byte{[]byte("garbage"), mustJSON(t, missing)} {
+		if _, err := js.Publish(ctx, subject, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var reasons []string
+		err := streams.Replay(ctx, js, streams.ReplayOptions{Run: "rel2", Subject: "dlq.prm"}, func(m streams.Message) error {
+			reasons = append(reasons, m.Headers.Get(streams.HeaderDLQReason))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(reasons) == 2 {
+			if !strings.Contains(reasons[0], "not a prm.published event") || !strings.Contains(reasons[1], "does not load") {
+				t.Errorf("dead-letter reasons %q", reasons)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dead letters: %q, want 2", reasons)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if v := svc.Model().Version; v != 0 {
+		t.Errorf("serving version %d after bad events, want the starting model's 0", v)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

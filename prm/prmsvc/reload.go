@@ -2,6 +2,7 @@ package prmsvc
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -37,26 +38,36 @@ func (s *Service) follow(ctx context.Context) {
 			}
 			return
 		}
-		s.onPublished(ctx, msg.Data())
+		if reason := s.onPublished(ctx, msg.Data()); reason != "" {
+			if err := streams.RecordDeadLetter(ctx, s.js, msg, Component, reason); err != nil {
+				s.log.Error("prm reload: dead-letter failed", "reason", reason, "err", err)
+			}
+		}
 	}
 }
 
 // onPublished loads the model of one prm.published event if it is newer.
-func (s *Service) onPublished(ctx context.Context, data []byte) {
+// It returns why the event is bad ("" for a good one): the caller
+// dead-letters it, and the current model stays.
+func (s *Service) onPublished(ctx context.Context, data []byte) (reason string) {
 	e, err := schemas.DecodeEvent(data)
+	if err == nil && (e.Run != s.cfg.Run || e.Type != schemas.EventPRMPublished) {
+		err = fmt.Errorf("%s event of run %q on run %q's prm.published", e.Type, e.Run, s.cfg.Run)
+	}
 	if err != nil {
-		s.log.Warn("prm reload: undecodable prm.published event", "err", err)
-		return
+		s.log.Warn("prm reload: bad prm.published event", "err", err)
+		return "not a prm.published event of the run: " + err.Error()
 	}
 	if cur := s.Model().Version; e.PRMVersion <= cur {
 		s.log.Debug("prm reload: not newer", "announced", e.PRMVersion, "serving", cur)
-		return
+		return ""
 	}
 	m, err := LoadEvent(ctx, s.js, e)
 	if err != nil {
 		s.log.Error("prm reload failed; keeping the current model", "prm_version", e.PRMVersion, "err", err)
-		return
+		return "announced PRM does not load: " + err.Error()
 	}
 	s.Swap(m)
 	s.log.Info("prm reloaded", "prm_version", m.Version, "heldout_auc", m.Info.HeldoutAUC)
+	return ""
 }

@@ -18,6 +18,9 @@ import (
 	"github.com/rspo-dev/rspo/streams"
 )
 
+// Component names the PRM service in dead-letter subjects (rspo.<run>.dlq.prm).
+const Component = "prm"
+
 // ServiceName is the micro service name every PRM instance registers.
 const ServiceName = "rspo-prm"
 

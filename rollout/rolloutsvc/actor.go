@@ -2,11 +2,14 @@ package rolloutsvc
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
@@ -27,17 +30,34 @@ type ActorConfig struct {
 	// actor reports progress every AckWait/3, so a crashed actor's request
 	// goes to another actor after at most AckWait. Default 30s.
 	AckWait time.Duration
+	// StepBudget bounds the environment steps one request may ask for:
+	// tasks × group size × the environment's step limit (policy's
+	// DefaultMaxSteps for an environment without one). A request over it
+	// is dead-lettered with its reason, so a valid-looking but huge request
+	// cannot exhaust the actor's memory. Default DefaultStepBudget.
+	StepBudget int64
 	// Logger receives progress and errors. Default slog.Default().
 	Logger *slog.Logger
 }
 
+// DefaultStepBudget is the default ActorConfig.StepBudget: about 64 Ki
+// steps' worth of trajectories held at once — 40× a default request
+// (2 tasks × 8 rollouts × 50 steps) — and a few hundred MB at most.
+const DefaultStepBudget = 1 << 16
+
 func (c ActorConfig) withDefaults() ActorConfig {
 	fillWorkerDefaults("actor", &c.Name, &c.Parallel, &c.AckWait, &c.Logger)
+	if c.StepBudget == 0 {
+		c.StepBudget = DefaultStepBudget
+	}
 	return c
 }
 
 // Validate reports every problem with the configuration.
 func (c ActorConfig) Validate() error {
+	if c.StepBudget < 0 {
+		return fmt.Errorf("rolloutsvc: actor step budget %d: want a positive number of steps (0: the default %d)", c.StepBudget, DefaultStepBudget)
+	}
 	return streams.ValidateRun(c.Run)
 }
 
@@ -98,6 +118,10 @@ func (a *Actor) Serve(ctx context.Context, req schemas.RolloutRequest) ([]*schem
 	if err != nil {
 		return nil, streams.Reject(err)
 	}
+	if steps := requestSteps(req, env); steps > a.cfg.StepBudget {
+		return nil, streams.Rejectf("request %s asks for up to %d environment steps (%d tasks × %d rollouts × %d steps), over the actor's budget of %d",
+			req.ID, steps, len(req.Tasks), req.GroupSize, steps/int64(len(req.Tasks)*req.GroupSize), a.cfg.StepBudget)
+	}
 	p, err := a.policies.Get(ctx, req.PolicyVersion)
 	if err != nil {
 		return nil, err // the snapshot may not be visible yet: retry
@@ -123,4 +147,14 @@ func publishAll(ctx context.Context, js jetstream.JetStream, trajs []*schemas.Tr
 		}
 	}
 	return nil
+}
+
+// requestSteps is the most environment steps req can take: every episode
+// running to the environment's step limit.
+func requestSteps(req schemas.RolloutRequest, env envs.Env) int64 {
+	limit := int64(policy.DefaultMaxSteps)
+	if l, ok := env.(envs.StepLimiter); ok && l.MaxSteps() > 0 {
+		limit = int64(l.MaxSteps())
+	}
+	return int64(len(req.Tasks)) * int64(req.GroupSize) * limit
 }

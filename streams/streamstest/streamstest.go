@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -46,4 +47,17 @@ func Connect(t testing.TB, s *server.Server) (*nats.Conn, jetstream.JetStream) {
 		t.Fatalf("streamstest: %v", err)
 	}
 	return nc, js
+}
+
+// StartCycles publishes cycle.started for cycles 0..through of run, as its
+// learner does before the cycles' records and cycle.ended events exist:
+// services check control events against them.
+func StartCycles(t testing.TB, js jetstream.JetStream, run string, through int64) {
+	t.Helper()
+	for c := int64(0); c <= through; c++ {
+		e := schemas.Event{Type: schemas.EventCycleStarted, Run: run, Cycle: c, Time: time.Unix(1700000000, 0).UTC()}
+		if _, err := streams.PublishEvent(context.Background(), js, e); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

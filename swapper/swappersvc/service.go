@@ -14,12 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/swapper"
@@ -251,6 +253,9 @@ func (s *Service) swap(t *schemas.Trajectory) (*schemas.Trajectory, error) {
 		return nil, err
 	}
 	plan, planned := s.plans.get(t.Cycle)
+	if err := checkEnv(t, plan, planned); err != nil {
+		return nil, err
+	}
 	switch {
 	case planned && (plan.Verify || s.cfg.Verify):
 		err = s.verifier.VerifyWith(t, plan.EnvOptions)
@@ -261,4 +266,18 @@ func (s *Service) swap(t *schemas.Trajectory) (*schemas.Trajectory, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkEnv refuses a trajectory of an environment this process does not
+// know (its success claim could never be checked, and no learner of the
+// run acts there) or, for a planned cycle, of another environment than
+// the plan's.
+func checkEnv(t *schemas.Trajectory, plan schemas.CyclePlan, planned bool) error {
+	if !slices.Contains(envs.Names(), t.Env) {
+		return fmt.Errorf("swappersvc: trajectory %s of unknown environment %q (known: %v)", t.ID, t.Env, envs.Names())
+	}
+	if planned && t.Env != plan.Env {
+		return fmt.Errorf("swappersvc: trajectory %s of environment %q in cycle %d, which its plan explores in %q", t.ID, t.Env, t.Cycle, plan.Env)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package swappersvc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -215,4 +216,42 @@ func waitConsumerDone(t *testing.T, js jetstream.JetStream, stream, durable stri
 		}
 	}
 	t.Fatalf("consumer %s did not finish", durable)
+}
+
+// Without verification, a trajectory of an environment no process can
+// replay used to be stored as the success it claimed; so did one of
+// another environment than its cycle's plan.
+func TestServiceRefusesTrajectoriesOfUnknownOrUnplannedEnvironments(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	sub := streams.Subjects("r")
+	plan := schemas.CyclePlan{Env: swappertest.CounterEnv, Tasks: []schemas.TaskRef{{ID: "count/1"}}, GroupSize: 1, Collect: 1}
+	raw, _ := json.Marshal(plan)
+	if _, err := streams.PublishEvent(ctx, js, schemas.Event{Type: schemas.EventCycleStarted, Run: "r", Cycle: 1, Config: raw,
+		Time: time.Unix(1700000000, 0).UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	startService(t, js, Config{Run: "r", Batch: 4})
+	unknown := swappertest.Explorer("r", 2, 0, 4)
+	unknown.ID, unknown.Env = "r/unknown-env", "no-such-env"
+	unplanned := swappertest.Explorer("r", 1, 1, 4) // cycle 1 explores the counter env
+	unplanned.ID = "r/unplanned-env"
+	honest := swappertest.PlayCounter(t, 3, "inc", "stop") // cycle 1, the counter env
+	for _, tr := range []*schemas.Trajectory{unknown, unplanned, honest} {
+		if _, err := streams.PublishTrajectory(ctx, js, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitMessages(t, js, streams.StreamSwapped, sub.Swapped, 1)
+	var reasons []string
+	for _, m := range waitMessages(t, js, streams.StreamDLQ, sub.DLQ(Component), 2) {
+		reasons = append(reasons, m.Header.Get(streams.HeaderDLQReason))
+	}
+	all := strings.Join(reasons, "\n")
+	for _, want := range []string{unknown.ID + ` of unknown environment "no-such-env"`, unplanned.ID + ` of environment "synthetic" in cycle 1, which its plan explores in`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("dead-letter reasons %q, want one to mention %q", reasons, want)
+		}
+	}
 }

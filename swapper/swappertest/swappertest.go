@@ -16,12 +16,30 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
-// Env is the environment name of synthetic trajectories. No environment is
-// registered under it: verification of a synthetic trajectory fails.
+// Env is the environment name of synthetic trajectories. It is registered
+// (services refuse trajectories of unknown environments), but its episodes
+// cannot be replayed: verification of a synthetic trajectory fails.
 const Env = "synthetic"
+
+func init() {
+	envs.Register(Env, func(map[string]string) (envs.Env, error) { return syntheticEnv{}, nil })
+}
+
+// syntheticEnv is the registered stand-in of synthetic trajectories'
+// environment: it has no tasks and refuses every reset.
+type syntheticEnv struct{}
+
+func (syntheticEnv) Name() string                                  { return Env }
+func (syntheticEnv) Splits() []string                              { return []string{envs.SplitTrain} }
+func (syntheticEnv) TaskTypes() []string                           { return []string{"synthetic"} }
+func (syntheticEnv) Tasks(string, int, int64) ([]envs.Task, error) { return nil, nil }
+func (syntheticEnv) Reset(t envs.Task) (envs.Episode, error) {
+	return nil, fmt.Errorf("swappertest: synthetic task %s cannot be replayed", t.ID)
+}
 
 // Tasks is the number of distinct task ids synthetic trajectories use.
 const Tasks = 16

@@ -1,0 +1,72 @@
+package buffersvc_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/rspo-dev/rspo/buffersvc"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// prefer_tasks with 400k ids used to grow the buffer from 49 MB to 4.3 GB
+// of memory and take seconds. Every field of a sample request is bounded,
+// and a request beyond a bound gets a 400 reply, at once.
+func TestSampleRequestsBeyondTheBoundsGet400(t *testing.T) {
+	b := newBus(t, 8<<20)
+	b.startBuffer(t, buffersvc.Config{})
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("household/train/%d", i)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		req  buffersvc.SampleRequest
+	}{
+		{"too many preferred tasks", buffersvc.SampleRequest{Cycle: 0, Count: 4, PreferTasks: ids(buffersvc.MaxPreferTasks + 1)}},
+		{"300k preferred tasks (6 MB)", buffersvc.SampleRequest{Cycle: 0, Count: 4, PreferTasks: ids(300_000)}},
+		{"count too large", buffersvc.SampleRequest{Cycle: 0, Count: buffersvc.MaxSampleCount + 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := json.Marshal(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, err := b.nc.Request(streams.Subjects("r").BufferSample, data, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code := reply.Header.Get(micro.ErrorCodeHeader); code != "400" {
+				t.Errorf("reply code %q (%s), want 400", code, reply.Header.Get(micro.ErrorHeader))
+			}
+		})
+	}
+}
+
+// A learner's call made while the buffer is down (killed, restarting) used
+// to fail at once with "no buffer service for run", and the learner exited.
+// The client retries until a buffer answers.
+func TestClientRidesOutABufferRestart(t *testing.T) {
+	b := newBus(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go func() {
+		time.Sleep(500 * time.Millisecond) // the buffer comes back while the call waits
+		b.startBuffer(t, buffersvc.Config{})
+	}()
+	st, err := b.client.Stats(ctx)
+	if err != nil {
+		t.Fatalf("Stats across a buffer restart: %v", err)
+	}
+	if st.Run != "r" {
+		t.Errorf("stats of run %q, want r", st.Run)
+	}
+}

@@ -1,0 +1,78 @@
+package buffersvc_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rspo-dev/rspo/buffersvc"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/streams/streamstest"
+)
+
+// A schema-valid cycle.ended with a cycle the learner never started used
+// to wipe the buffer and set the clear watermark there, so every later
+// record was dropped silently — also after a restart and a rebuild. It
+// must be dead-lettered, and the buffer must go on storing.
+func TestForgedCycleEndedIsDeadLetteredAndWipesNothing(t *testing.T) {
+	b := newBus(t, 0)
+	b.startBuffer(t, buffersvc.Config{})
+	b.startSwapper(t)
+	streamstest.StartCycles(t, b.js, "r", 1)
+	b.publishExplorers(t, 1, 4, 4)
+	b.waitRecords(t, 4)
+	for _, c := range []int64{9000000000000000000, 2} {
+		forged := schemas.Event{Type: schemas.EventCycleEnded, Run: "r", Cycle: c, Time: time.Unix(1700000000, 0).UTC()}
+		if _, err := streams.PublishEvent(context.Background(), b.js, forged); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.publishExplorers(t, 2, 3, 4) // cycle 2's records come in after the forged events
+	st := b.waitRecords(t, 7)
+	if st.ClearedThrough != -1 || st.Ingest.Dropped != 0 {
+		t.Errorf("after forged cycle.ended events: cleared through %d, %d dropped; want -1 and 0", st.ClearedThrough, st.Ingest.Dropped)
+	}
+	reasons := deadLetterReasons(t, b, 2)
+	for _, r := range reasons {
+		if !strings.Contains(r, "not the learner's event") {
+			t.Errorf("dead-letter reason %q does not say why", r)
+		}
+	}
+	fresh, err := buffersvc.Open(t.TempDir(), buffersvc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	res, err := buffersvc.Rebuild(context.Background(), b.js, fresh, "r", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ClearedThrough != -1 || res.Put.Stored != 7 || res.IgnoredEnds != 2 {
+		t.Errorf("rebuild %+v: want nothing cleared, 7 stored, 2 cycle.ended events ignored", res)
+	}
+}
+
+// deadLetterReasons waits for n dead letters of the buffer and returns their reasons.
+func deadLetterReasons(t *testing.T, b *bus, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var reasons []string
+		err := streams.Replay(context.Background(), b.js, streams.ReplayOptions{Run: "r", Subject: "dlq"}, func(m streams.Message) error {
+			reasons = append(reasons, m.Headers.Get(streams.HeaderDLQReason))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(reasons) >= n || time.Now().After(deadline) {
+			if len(reasons) != n {
+				t.Fatalf("dead letters: got %d %q, want %d", len(reasons), reasons, n)
+			}
+			return reasons
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,99 @@
+package rolloutsvc
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// A schema-valid request of 4,096 tasks × 1,024 rollouts (400 KB of JSON)
+// used to run the actor out of memory, and its redeliveries every actor
+// after it. It must be dead-lettered with its reason, and the actor must
+// go on serving.
+func TestActorDeadLettersRequestsOverItsBudget(t *testing.T) {
+	ctx, js := setup(t)
+	a, err := NewActor(js, ActorConfig{Run: testRun, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(rctx) }()
+	huge := rolloutRequest(t)
+	huge.ID, huge.GroupSize = "u0-v0-huge", 1024
+	for len(huge.Tasks) < 4096 {
+		huge.Tasks = append(huge.Tasks, huge.Tasks[len(huge.Tasks)%2])
+	}
+	if _, err := streams.PublishRollout(ctx, js, huge); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streams.PublishRollout(ctx, js, rolloutRequest(t)); err != nil {
+		t.Fatal(err)
+	}
+	for len(collect(t, ctx, js, "traj.onpolicy")) < 6 {
+		if ctx.Err() != nil {
+			t.Fatal("the valid request after the huge one was not served")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	dl := collect(t, ctx, js, "dlq")
+	if len(dl) != 1 || !strings.Contains(dl[0].Headers.Get(streams.HeaderDLQReason), "over the actor's budget") {
+		t.Fatalf("dead letters %+v: want the huge request, rejected as over the budget", dl)
+	}
+}
+
+func TestActorConfigRefusesANegativeBudget(t *testing.T) {
+	if err := (ActorConfig{Run: testRun, StepBudget: -1}).Validate(); err == nil {
+		t.Error("a negative step budget was accepted")
+	}
+}
+
+// The explorer used to run a cycle.started of another run that appeared on
+// its run's subject. Such an event is dead-lettered and nothing explored.
+func TestExplorerDeadLettersCyclesOfAnotherRun(t *testing.T) {
+	ctx, js := setup(t)
+	x, err := NewExplorer(js, ExplorerConfig{Run: testRun, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), GroupSize: 1, Collect: 1,
+		Mode: schemas.ExplorerFrozen}
+	raw, _ := json.Marshal(plan)
+	e := schemas.Event{Type: schemas.EventCycleStarted, Run: "other", Cycle: 0, Config: raw, Time: time.Unix(1700000000, 0).UTC()}
+	data, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, streams.Subjects(testRun).Ctrl(schemas.EventCycleStarted), data); err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- x.Run(rctx) }()
+	for len(collect(t, ctx, js, "dlq")) == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the other run's cycle was not dead-lettered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if dl := collect(t, ctx, js, "dlq"); !strings.Contains(dl[0].Headers.Get(streams.HeaderDLQReason), `belongs to run "other"`) {
+		t.Errorf("dead-letter reason %q", dl[0].Headers.Get(streams.HeaderDLQReason))
+	}
+	if n := len(collect(t, ctx, js, "traj.explore")); n != 0 {
+		t.Errorf("%d explorer trajectories for another run's cycle, want 0", n)
+	}
+}
