@@ -64,6 +64,9 @@ type Config struct {
 	// holds its credentials. Serve needs it.
 	NATSURL string
 	Connect streams.ConnectOptions
+	// SyncAlways makes the embedded server fsync every write before
+	// acknowledging it (unused with NATSURL).
+	SyncAlways bool
 	// Settings, when set, are the run's defining options
 	// (Options.Settings): recorded on the run's first start, and a later
 	// start of the same run name with other settings fails with
@@ -246,6 +249,10 @@ func runStages(ctx context.Context, all []Stage) error {
 	return errors.Join(append([]error{runErr}, errs...)...)
 }
 
+// EmbeddedHost is the only address Run's embedded server listens on: its
+// clients are in this process, so nothing else needs to reach it.
+const EmbeddedHost = "127.0.0.1"
+
 // connect starts the embedded server or dials the given one.
 func connect(ctx context.Context, cfg Config) (*nats.Conn, jetstream.JetStream, func(), error) {
 	if cfg.NATSURL != "" {
@@ -255,7 +262,8 @@ func connect(ctx context.Context, cfg Config) (*nats.Conn, jetstream.JetStream, 
 		}
 		return nc, js, func() { drain(nc) }, nil
 	}
-	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1})
+	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(cfg.DataDir, "nats"),
+		Host: EmbeddedHost, Port: -1, SyncAlways: cfg.SyncAlways})
 	if err != nil {
 		return nil, nil, nil, err
 	}

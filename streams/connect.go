@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -22,8 +23,9 @@ type ConnectOptions struct {
 	Name string
 	// User and Password authenticate with a user name and password.
 	User, Password string
-	// CredsFile is a NATS credentials file (JWT and NKey seed); exclusive
-	// with User/Password.
+	// CredsFile is a NATS credentials file: a JWT and NKey seed, or an NKey
+	// seed alone (what `rspo auth init` writes); exclusive with
+	// User/Password.
 	CredsFile string
 	// TLSCA is a PEM file of CAs to verify the server with (default: the
 	// system roots when the URL is tls://).
@@ -87,7 +89,7 @@ func (o ConnectOptions) natsOptions(ctx context.Context) []nats.Option {
 		opts = append(opts, nats.UserInfo(o.User, o.Password))
 	}
 	if o.CredsFile != "" {
-		opts = append(opts, nats.UserCredentials(o.CredsFile))
+		opts = append(opts, credsOption(o.CredsFile))
 	}
 	if o.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(o.TLSCA))
@@ -96,6 +98,19 @@ func (o ConnectOptions) natsOptions(ctx context.Context) []nats.Option {
 		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
 	}
 	return opts
+}
+
+// credsOption authenticates with a credentials file: with its JWT when it
+// holds one, else with its NKey seed alone (a server that lists NKey users
+// in its configuration rather than trusting an operator).
+func credsOption(path string) nats.Option {
+	b, err := os.ReadFile(path)
+	if err == nil && !bytes.Contains(b, []byte("BEGIN NATS USER JWT")) {
+		if opt, err := nats.NkeyOptionFromSeed(path); err == nil {
+			return opt
+		}
+	}
+	return nats.UserCredentials(path)
 }
 
 // Connect dials the server(s) at serverURL (comma-separated for a cluster),

@@ -2,13 +2,19 @@ package streams
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // EmbeddedConfig configures an in-process NATS server with JetStream.
@@ -23,6 +29,14 @@ type EmbeddedConfig struct {
 	User, Password string
 	// TLSCert and TLSKey, when set, make the server speak TLS only.
 	TLSCert, TLSKey string
+	// TLSCA, with TLSCert and TLSKey, makes the server require client
+	// certificates signed by these CAs (mutual TLS).
+	TLSCA string
+	// ConfigFile is a NATS server configuration (accounts, users and their
+	// permissions, e.g. the one `rspo auth init` writes), read first; the
+	// fields here that are set override it, and JetStream is always on with
+	// StoreDir. Exclusive with User and Password.
+	ConfigFile string
 	// SyncAlways fsyncs every write before acking it (slower, survives
 	// power loss rather than only process crashes). Default false.
 	SyncAlways bool
@@ -63,6 +77,12 @@ func (c EmbeddedConfig) Validate() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		bad("a TLS certificate and key go together (got cert %q, key %q)", c.TLSCert, c.TLSKey)
 	}
+	if c.TLSCA != "" && c.TLSCert == "" {
+		bad("verifying client certificates (TLS CA %q) needs a server certificate and key", c.TLSCA)
+	}
+	if c.ConfigFile != "" && c.User != "" {
+		bad("users come from the configuration file %q; give no user and password as well", c.ConfigFile)
+	}
 	if c.MaxPayload < 0 {
 		bad("max payload %d is negative", c.MaxPayload)
 	}
@@ -73,42 +93,67 @@ func (c EmbeddedConfig) Validate() error {
 }
 
 func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
-	o := &server.Options{
-		ServerName: c.ServerName,
-		Host:       c.Host,
-		Port:       c.Port,
-		JetStream:  true,
-		StoreDir:   c.StoreDir,
-		SyncAlways: c.SyncAlways,
-		MaxPayload: c.MaxPayload,
-		Username:   c.User,
-		Password:   c.Password,
-		NoSigs:     true,
-		NoLog:      !c.Log,
+	o, err := c.baseOptions()
+	if err != nil {
+		return nil, err
 	}
-	if o.ServerName == "" {
-		o.ServerName = "rspo"
+	o.JetStream, o.StoreDir, o.NoSigs, o.NoLog = true, c.StoreDir, true, !c.Log
+	o.SyncAlways = o.SyncAlways || c.SyncAlways
+	if c.ServerName != "" || o.ServerName == "" {
+		o.ServerName = orDefault(c.ServerName, "rspo")
 	}
-	if o.Host == "" {
-		o.Host = "127.0.0.1"
+	if c.Host != "" || o.Host == "" {
+		o.Host = orDefault(c.Host, "127.0.0.1")
 	}
-	if o.MaxPayload == 0 {
-		o.MaxPayload = DefaultMaxPayload
+	if c.Port != 0 {
+		o.Port = c.Port
+	}
+	if c.MaxPayload != 0 || o.MaxPayload == 0 {
+		o.MaxPayload = c.MaxPayload
+		if o.MaxPayload == 0 {
+			o.MaxPayload = DefaultMaxPayload
+		}
+	}
+	if c.User != "" {
+		o.Username, o.Password = c.User, c.Password
 	}
 	if c.TLSCert != "" {
-		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: c.TLSCert, KeyFile: c.TLSKey})
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: c.TLSCert, KeyFile: c.TLSKey,
+			CaFile: c.TLSCA, Verify: c.TLSCA != ""})
 		if err != nil {
 			return nil, fmt.Errorf("%w: embedded server TLS: %w", ErrInvalidConfig, err)
 		}
-		o.TLSConfig, o.TLS = tc, true
+		o.TLSConfig, o.TLS, o.TLSVerify = tc, true, c.TLSCA != ""
 	}
 	return o, nil
+}
+
+// baseOptions are the options of ConfigFile, or empty ones.
+func (c EmbeddedConfig) baseOptions() (*server.Options, error) {
+	if c.ConfigFile == "" {
+		return &server.Options{}, nil
+	}
+	o, err := server.ProcessConfigFile(c.ConfigFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: server configuration: %w", ErrInvalidConfig, err)
+	}
+	return o, nil
+}
+
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
 }
 
 // Embedded is a running in-process NATS server with JetStream.
 type Embedded struct {
 	srv            *server.Server
 	user, password string
+	// accounts holds the password of the in-process user added to each
+	// account of ConfigFile (see ConnectAccount).
+	accounts map[string]string
 }
 
 // StartEmbedded starts a server and waits until it accepts clients. The
@@ -118,6 +163,10 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 		return nil, err
 	}
 	opts, err := c.serverOptions()
+	if err != nil {
+		return nil, err
+	}
+	accounts, err := addAccountUsers(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +186,7 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("streams: embedded server not ready after %v (is port %d free?)", wait, c.Port)
 	}
-	return &Embedded{srv: srv, user: c.User, password: c.Password}, nil
+	return &Embedded{srv: srv, user: c.User, password: c.Password, accounts: accounts}, nil
 }
 
 // ClientURL returns the URL clients connect to, e.g. nats://127.0.0.1:4222
@@ -148,9 +197,28 @@ func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
 // server's own credentials, for a program that embeds the server and its
 // clients. The caller closes the connection.
 func (e *Embedded) Connect(ctx context.Context, name string) (*nats.Conn, jetstream.JetStream, error) {
+	return e.connect(ctx, name, e.user, e.password)
+}
+
+// Accounts lists the accounts of the configuration file, sorted.
+func (e *Embedded) Accounts() []string { return slices.Sorted(maps.Keys(e.accounts)) }
+
+// ConnectAccount opens an in-process connection to account (one of
+// Accounts) with every permission in it, so the program embedding the
+// server can create the account's streams. The user it connects as exists
+// only in this process (a random password, in-process connections only).
+func (e *Embedded) ConnectAccount(ctx context.Context, account, name string) (*nats.Conn, jetstream.JetStream, error) {
+	pw, ok := e.accounts[account]
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: no account %q in the server configuration", ErrInvalidConfig, account)
+	}
+	return e.connect(ctx, name, accountUser(account), pw)
+}
+
+func (e *Embedded) connect(ctx context.Context, name, user, password string) (*nats.Conn, jetstream.JetStream, error) {
 	opts := []nats.Option{nats.InProcessServer(e.srv), nats.Name(name)}
-	if e.user != "" {
-		opts = append(opts, nats.UserInfo(e.user, e.password))
+	if user != "" {
+		opts = append(opts, nats.UserInfo(user, password))
 	}
 	nc, err := nats.Connect("", opts...)
 	if err != nil {
@@ -165,6 +233,33 @@ func (e *Embedded) Connect(ctx context.Context, name string) (*nats.Conn, jetstr
 		return nil, nil, connectError("in-process server", err)
 	}
 	return nc, js, nil
+}
+
+func accountUser(account string) string { return "rspo-in-process-" + account }
+
+// addAccountUsers adds to every account the configuration defines (but the
+// system account) a user with a random password that may connect only in
+// process, and returns the passwords by account.
+func addAccountUsers(o *server.Options) (map[string]string, error) {
+	out := map[string]string{}
+	for _, acc := range o.Accounts {
+		if acc.Name == o.SystemAccount || acc.Name == server.DEFAULT_SYSTEM_ACCOUNT {
+			continue
+		}
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("streams: embedded server: %w", err)
+		}
+		pw := hex.EncodeToString(b)
+		hash, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost) // random: cost adds nothing
+		if err != nil {
+			return nil, fmt.Errorf("streams: embedded server: %w", err)
+		}
+		o.Users = append(o.Users, &server.User{Username: accountUser(acc.Name), Password: string(hash), Account: acc,
+			AllowedConnectionTypes: map[string]struct{}{jwt.ConnectionTypeInProcess: {}}})
+		out[acc.Name] = pw
+	}
+	return out, nil
 }
 
 // Server returns the underlying server, for tests and monitoring.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -38,7 +39,8 @@ func (f *natsFlags) register(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&f.url, "nats", url, "NATS server URL(s), comma-separated; NATS_URL overrides the default")
 	fs.StringVar(&f.user, "user", "", "NATS user name")
-	fs.StringVar(&f.password, "password", "", "NATS password (or set NATS_PASSWORD)")
+	fs.StringVar(&f.password, "password", "", "NATS password (better: NATS_PASSWORD or --password-file, which ps does not show)")
+	fs.Var((*passwordFile)(&f.password), "password-file", "file whose first line is the NATS password")
 	fs.StringVar(&f.creds, "creds", "", "NATS credentials file (JWT + NKey seed)")
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of CAs to verify the server with")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM client certificate (with --tls-key)")
@@ -57,6 +59,23 @@ func (f *natsFlags) options(name string) streams.ConnectOptions {
 		TLSCA: f.tlsCA, TLSCert: f.tlsCert, TLSKey: f.tlsKey,
 	}
 }
+
+// passwordFile is a flag whose value is a file: setting it reads the
+// password from the file's first line.
+type passwordFile string
+
+func (p *passwordFile) Set(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	*p = passwordFile(strings.TrimRight(line, "\r"))
+	return nil
+}
+
+func (p *passwordFile) String() string { return "" } // never show the password
+func (p *passwordFile) Type() string   { return "file" }
 
 // connect dials the server and checks JetStream. It does not create the
 // topology; services call streams.Ensure themselves.

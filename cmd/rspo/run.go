@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -33,7 +35,7 @@ func newRunCmd() *cobra.Command {
 	o := defaultRunOptions()
 	var nf natsFlags
 	var configFile string
-	var asJSON, verbose bool
+	var asJSON, verbose, syncAlways bool
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Train an agent end to end: every stage in one process over JetStream",
@@ -57,7 +59,10 @@ func newRunCmd() *cobra.Command {
 			if !cmd.Flags().Changed("nats") {
 				nf.url = ""
 			}
-			return runTraining(cmd, o, nf, asJSON, verbose)
+			if syncAlways && nf.url != "" {
+				return errors.New("--sync-always: it configures the embedded server; give it to the server of --nats instead")
+			}
+			return runTraining(cmd, o, nf, runOutput{asJSON: asJSON, verbose: verbose, syncAlways: syncAlways})
 		},
 	}
 	fs := cmd.Flags()
@@ -67,6 +72,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
+	fs.BoolVar(&syncAlways, "sync-always", false, "embedded server: fsync every write before acknowledging it")
 	nf.register(fs)
 	return cmd
 }
@@ -141,7 +147,11 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, err
 	return slices.Sorted(maps.Keys(present)), nil
 }
 
-func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, asJSON, verbose bool) error {
+// runOutput are the settings of `rspo run` that do not define the run.
+type runOutput struct{ asJSON, verbose, syncAlways bool }
+
+func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) error {
+	asJSON, verbose := out.asJSON, out.verbose
 	cfg, err := o.Config()
 	if err != nil {
 		return err
@@ -149,6 +159,7 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, asJSON, verbose
 	if nf.url != "" {
 		cfg.NATSURL, cfg.Connect = nf.url, nf.options("rspo-run")
 	}
+	cfg.SyncAlways = out.syncAlways
 	stderr := cmd.ErrOrStderr()
 	level := slog.LevelWarn
 	if verbose {
@@ -160,6 +171,9 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, asJSON, verbose
 	}
 	fmt.Fprintf(stderr, "rspo: run %s — %s, %s, %s; %d updates of %d tasks × %d rollouts\n",
 		cfg.Learner.Run, o.Env, o.Algo, modeText(o), o.Updates, o.Tasks, o.GroupSize)
+	if cfg.NATSURL == "" {
+		fmt.Fprintln(stderr, embeddedLine(cfg))
+	}
 	cfg.Progress = progressReporter(stderr, int64(o.Updates))
 	sum, err := pipeline.Run(cmd.Context(), cfg)
 	if err != nil {
@@ -238,4 +252,14 @@ func printSummary(w io.Writer, s pipeline.Summary) error {
 	}
 	_, err := fmt.Fprintf(w, "report: %s\n", s.ReportDir)
 	return err
+}
+
+// embeddedLine describes the embedded server `rspo run` starts.
+func embeddedLine(cfg pipeline.Config) string {
+	sync := "fsync by JetStream's interval"
+	if cfg.SyncAlways {
+		sync = "fsync on every write"
+	}
+	return fmt.Sprintf("rspo: embedded NATS server on %s only (loopback, a free port), store in %s, %s",
+		pipeline.EmbeddedHost, filepath.Join(cfg.DataDir, "nats"), sync)
 }

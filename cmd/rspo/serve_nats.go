@@ -20,6 +20,7 @@ type serveNATSFlags struct {
 	syncAlways, log                             bool
 	maxAge                                      time.Duration
 	maxBytes                                    int64
+	auth                                        serveNATSAuth
 }
 
 func newServeNATSCmd() *cobra.Command {
@@ -46,6 +47,7 @@ func newServeNATSCmd() *cobra.Command {
 	fs.BoolVar(&f.log, "log", false, "print the server's log to stderr")
 	fs.DurationVar(&f.maxAge, "max-age", 0, "drop stream messages older than this (0 keeps them)")
 	fs.Int64Var(&f.maxBytes, "max-bytes", 0, "bound each stream to this many bytes, dropping the oldest (0: unbounded)")
+	f.auth.register(fs)
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
@@ -59,17 +61,13 @@ func serveNATS(ctx context.Context, f serveNATSFlags, stderr io.Writer) error {
 	e, err := streams.StartEmbedded(streams.EmbeddedConfig{
 		StoreDir: f.data, Host: f.host, Port: f.port, User: f.user, Password: f.password,
 		TLSCert: f.tlsCert, TLSKey: f.tlsKey, SyncAlways: f.syncAlways, Log: f.log,
+		ConfigFile: f.auth.config, TLSCA: f.auth.tlsCA,
 	})
 	if err != nil {
 		return err
 	}
 	defer e.Shutdown()
-	nc, js, err := e.Connect(ctx, "rspo-serve-nats")
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	if err := streams.Ensure(ctx, js, opts); err != nil {
+	if err := ensureTopology(ctx, e, opts); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "rspo: NATS with JetStream listening on %s, data in %s; streams ready. Ctrl-C stops.\n",
