@@ -3,6 +3,7 @@ package buffersvc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -69,4 +70,47 @@ func TestClientRidesOutABufferRestart(t *testing.T) {
 	if st.Run != "r" {
 		t.Errorf("stats of run %q, want r", st.Run)
 	}
+}
+
+// FuzzSampleRequest decodes arbitrary sample requests as the service does:
+// an accepted request is within every bound.
+func FuzzSampleRequest(f *testing.F) {
+	for _, seed := range []string{`{"cycle":1,"count":16,"prefer_tasks":["a","b"],"seed":3}`, `{"count":0}`, `{"cycle":-1,"count":1}`,
+		`{"count":5000}`, `{"count":1,"prefer_tasks":null}`, `[]`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r buffersvc.SampleRequest
+		if json.Unmarshal(b, &r) != nil || r.Validate() != nil {
+			return
+		}
+		if r.Cycle < 0 || r.Count < 1 || r.Count > buffersvc.MaxSampleCount || len(r.PreferTasks) > buffersvc.MaxPreferTasks {
+			t.Fatalf("accepted an out-of-bounds request %+v", r)
+		}
+	})
+}
+
+// FuzzDecodeStats decodes arbitrary stats replies: an accepted one has no
+// negative count, and survives a round trip.
+func FuzzDecodeStats(f *testing.F) {
+	for _, seed := range []string{`{"run":"r","records":3,"cycles":[{"cycle":1,"records":3,"successes":1,"success_fraction":0.33}]}`,
+		`{"records":-1}`, `{"success_fraction":2}`, `{}`, `x`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := buffersvc.DecodeStats(b)
+		if err != nil {
+			if !errors.Is(err, buffersvc.ErrBadReply) {
+				t.Fatalf("error %v does not wrap ErrBadReply", err)
+			}
+			return
+		}
+		if st.Records < 0 || st.Bytes < 0 {
+			t.Fatalf("accepted %+v", st)
+		}
+		raw, _ := json.Marshal(st)
+		if _, err := buffersvc.DecodeStats(raw); err != nil {
+			t.Fatalf("round trip refused: %v", err)
+		}
+	})
 }

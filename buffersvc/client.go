@@ -176,9 +176,22 @@ func (c *Client) stats(ctx context.Context) (Stats, error) {
 	if err := c.replyError(msg); err != nil {
 		return Stats{}, err
 	}
+	return DecodeStats(msg.Data)
+}
+
+// DecodeStats parses a stats reply and checks that it can describe a
+// buffer: no negative count, fractions in [0, 1]. Errors wrap ErrBadReply.
+func DecodeStats(b []byte) (Stats, error) {
 	var st Stats
-	if err := json.Unmarshal(msg.Data, &st); err != nil {
+	if err := json.Unmarshal(b, &st); err != nil {
 		return Stats{}, fmt.Errorf("%w: stats: %v", ErrBadReply, err)
+	}
+	bad := st.Records < 0 || st.Bytes < 0 || st.SamplesServed < 0 || !(st.SuccessFraction >= 0 && st.SuccessFraction <= 1)
+	for _, c := range st.Cycles {
+		bad = bad || c.Records < 0 || c.Bytes < 0 || c.Successes < 0 || !(c.SuccessFraction >= 0 && c.SuccessFraction <= 1)
+	}
+	if bad {
+		return Stats{}, fmt.Errorf("%w: stats with a negative count or a fraction outside [0, 1]", ErrBadReply)
 	}
 	return st, nil
 }

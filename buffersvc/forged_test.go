@@ -76,3 +76,34 @@ func deadLetterReasons(t *testing.T, b *bus, n int) []string {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A buffer whose Pebble directory was lost used to restart silently empty
+// while its durable consumer was already past every record. It rebuilds
+// the store from RSPO_SWAPPED when it starts.
+func TestBufferRebuildsALostStoreOnStart(t *testing.T) {
+	b := newBus(t, 0)
+	ctx, stop := context.WithCancel(context.Background())
+	first, err := buffersvc.NewService(b.nc, b.js, b.store, buffersvc.Config{Run: "r", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- first.Run(ctx) }()
+	b.startSwapper(t)
+	b.publishExplorers(t, 1, 6, 4)
+	b.waitRecords(t, 6)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	lost, err := buffersvc.Open(t.TempDir(), buffersvc.Options{}) // the old directory is gone
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lost.Close()
+	b.store = lost
+	b.startBuffer(t, buffersvc.Config{})
+	if st := b.waitRecords(t, 6); st.Records != 6 {
+		t.Errorf("after restarting on an empty store: %d records, want the 6 it had", st.Records)
+	}
+}

@@ -24,6 +24,13 @@ const headerReserve = 1024
 // maxReplyBytes bounds a reassembled reply.
 const maxReplyBytes = 64 << 20
 
+// maxReplyParts bounds the parts of one reply: a part header claiming more
+// would make the client allocate a slot per claimed part before any data
+// arrived. Replies are cut at the server's max payload (1 MiB by default,
+// 64 parts for the largest reply), so 4096 leaves servers with payloads
+// down to 16 KiB room.
+const maxReplyParts = 4096
+
 // partSize is the payload size of one reply part for a server that accepts
 // messages of maxPayload bytes.
 func partSize(maxPayload int64) int {
@@ -97,7 +104,7 @@ func (a *assembler) bytes() []byte {
 	return out
 }
 
-// parsePart parses "i/n" with 1 ≤ i ≤ n ≤ maxReplyBytes.
+// parsePart parses "i/n" with 1 ≤ i ≤ n ≤ maxReplyParts.
 func parsePart(v string) (i, n int, err error) {
 	is, ns, ok := strings.Cut(v, "/")
 	if ok {
@@ -106,7 +113,7 @@ func parsePart(v string) (i, n int, err error) {
 			n, err = strconv.Atoi(ns)
 		}
 	}
-	if !ok || err != nil || i < 1 || i > n || n > maxReplyBytes {
+	if !ok || err != nil || i < 1 || i > n || n > maxReplyParts {
 		return 0, 0, fmt.Errorf("%w: part header %q, want i/n", ErrBadReply, v)
 	}
 	return i, n, nil

@@ -111,8 +111,53 @@ func FuzzParsePart(f *testing.F) {
 			}
 			return
 		}
-		if i < 1 || i > n || n > maxReplyBytes {
-			t.Fatalf("parsePart(%q) = %d/%d, outside 1 ≤ i ≤ n ≤ %d", s, i, n, maxReplyBytes)
+		if i < 1 || i > n || n > maxReplyParts {
+			t.Fatalf("parsePart(%q) = %d/%d, outside 1 ≤ i ≤ n ≤ %d", s, i, n, maxReplyParts)
+		}
+	})
+}
+
+// FuzzAssemble feeds a reply's parts to the client's assembler: the parts
+// of a split reply, in any order, reassemble to the reply; hostile part
+// headers are refused with ErrBadReply without allocating for parts that
+// were only claimed.
+func FuzzAssemble(f *testing.F) {
+	f.Add([]byte("a reply of several parts"), uint8(5), uint8(3), "", "")
+	f.Add([]byte{}, uint8(1), uint8(0), "1/4096", "7")
+	f.Add([]byte("x"), uint8(2), uint8(1), "1/99999999", "1")
+	f.Fuzz(func(t *testing.T, data []byte, size, rotate uint8, hostilePart, hostileRecords string) {
+		parts := splitReply(data, int(max(size, 1)), 3)
+		if len(parts) > maxReplyParts {
+			return
+		}
+		var a assembler
+		if hostilePart != "" {
+			h := nats.Header{}
+			h.Set(HeaderPart, hostilePart)
+			h.Set(HeaderRecords, hostileRecords)
+			if _, err := a.add(&nats.Msg{Header: h, Data: data}); err != nil {
+				if !errors.Is(err, ErrBadReply) {
+					t.Fatalf("hostile part: error %v does not wrap ErrBadReply", err)
+				}
+				return
+			}
+			if len(a.parts) > maxReplyParts {
+				t.Fatalf("assembler holds %d part slots, more than %d", len(a.parts), maxReplyParts)
+			}
+			return
+		}
+		for k := range parts {
+			m := parts[(k+int(rotate))%len(parts)]
+			done, err := a.add(m)
+			if err != nil {
+				t.Fatalf("part %d: %v", k, err)
+			}
+			if done != (k == len(parts)-1) {
+				t.Fatalf("part %d of %d: done %v", k+1, len(parts), done)
+			}
+		}
+		if !bytes.Equal(a.bytes(), data) || a.records != 3 {
+			t.Fatalf("reassembled %q (%d records), want %q (3)", a.bytes(), a.records, data)
 		}
 	})
 }

@@ -56,8 +56,8 @@ func CheckSettings(ctx context.Context, js jetstream.JetStream, run string, sett
 	if err != nil {
 		return fmt.Errorf("pipeline: read settings of run %s: %w", run, err)
 	}
-	var was map[string]json.RawMessage
-	if err := json.Unmarshal(entry.Value(), &was); err != nil {
+	was, err := decodeSettings(entry.Value())
+	if err != nil {
 		return fmt.Errorf("pipeline: settings of run %s are corrupt: %w", run, err)
 	}
 	if diff := settingsDiff(was, settings); len(diff) > 0 {
@@ -96,4 +96,16 @@ func compact(raw json.RawMessage) string {
 	}
 	b, _ := json.Marshal(v) // canonical: sorted map keys, no spaces
 	return string(b)
+}
+
+// decodeSettings parses recorded settings: a JSON object of option keys.
+func decodeSettings(b []byte) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, fmt.Errorf("settings are %s, not an object", b)
+	}
+	return m, nil
 }

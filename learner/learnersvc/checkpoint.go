@@ -49,7 +49,7 @@ func LoadCheckpoint(ctx context.Context, js jetstream.JetStream, run string) (cp
 	if err != nil {
 		return Checkpoint{}, false, fmt.Errorf("learnersvc: read checkpoint: %w", err)
 	}
-	if err := json.Unmarshal(entry.Value(), &cp); err != nil {
+	if cp, err = DecodeCheckpoint(entry.Value()); err != nil {
 		return Checkpoint{}, false, fmt.Errorf("learnersvc: checkpoint of run %s is corrupt: %w", run, err)
 	}
 	return cp, true, nil
@@ -68,4 +68,22 @@ func saveCheckpoint(ctx context.Context, js jetstream.JetStream, run string, cp 
 		return fmt.Errorf("learnersvc: write checkpoint: %w", err)
 	}
 	return nil
+}
+
+// DecodeCheckpoint parses a stored checkpoint and checks that it can be
+// one: no negative count, and a policy version that some update made.
+func DecodeCheckpoint(b []byte) (Checkpoint, error) {
+	var cp Checkpoint
+	if err := json.Unmarshal(b, &cp); err != nil {
+		return Checkpoint{}, err
+	}
+	switch {
+	case cp.Update < 0 || cp.Version < 0 || cp.PRMVersion < 0 || cp.ExploredCycles < 0:
+		return Checkpoint{}, fmt.Errorf("negative count in %+v", cp)
+	case cp.EnvStepsActor < 0 || cp.EnvStepsExplorer < 0:
+		return Checkpoint{}, fmt.Errorf("negative environment steps in %+v", cp)
+	case cp.Version > cp.Update:
+		return Checkpoint{}, fmt.Errorf("policy version %d after %d updates", cp.Version, cp.Update)
+	}
+	return cp, nil
 }

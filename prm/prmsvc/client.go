@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -47,9 +48,27 @@ func (c *Client) ScoreRaw(ctx context.Context, request []byte) (ScoreReply, erro
 	if code := msg.Header.Get(micro.ErrorCodeHeader); code != "" {
 		return ScoreReply{}, &ServiceError{Code: code, Description: msg.Header.Get(micro.ErrorHeader)}
 	}
+	return DecodeScoreReply(msg.Data)
+}
+
+// DecodeScoreReply parses a score reply and checks it: one total per
+// trajectory's scores, each the sum of its scores. Errors wrap ErrServer.
+func DecodeScoreReply(b []byte) (ScoreReply, error) {
 	var reply ScoreReply
-	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+	if err := json.Unmarshal(b, &reply); err != nil {
 		return ScoreReply{}, fmt.Errorf("%w: undecodable reply: %v", ErrServer, err)
+	}
+	if len(reply.Scores) != len(reply.Totals) || reply.PRMVersion < 0 {
+		return ScoreReply{}, fmt.Errorf("%w: %d score lists with %d totals (version %d)", ErrServer, len(reply.Scores), len(reply.Totals), reply.PRMVersion)
+	}
+	for k, steps := range reply.Scores {
+		var sum float64
+		for _, v := range steps {
+			sum += v
+		}
+		if d := sum - reply.Totals[k]; !(d <= 1e-6*(1+math.Abs(sum)) && -d <= 1e-6*(1+math.Abs(sum))) {
+			return ScoreReply{}, fmt.Errorf("%w: trajectory %d's total %v is not the sum %v of its scores", ErrServer, k, reply.Totals[k], sum)
+		}
 	}
 	return reply, nil
 }

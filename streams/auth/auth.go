@@ -111,7 +111,9 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 	Buffer: func(s streams.RunSubjects) grant {
 		return grants(consume(streams.StreamSwapped, s.Swapped), consume(streams.StreamCtrl, s.Ctrl(schemas.EventCycleEnded)),
 			replay(streams.StreamSwapped, s.Swapped), replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleEnded)),
-			service(s.BufferSample, s.BufferStats))
+			service(s.BufferSample, s.BufferStats),
+			// the latest cycle.started, against which cycle.ended events are checked
+			pub(api("STREAM.MSG.GET."+streams.StreamCtrl)))
 	},
 	Learner: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamTraj, s.Traj(">")), replay(streams.StreamSwapped, s.Swapped),

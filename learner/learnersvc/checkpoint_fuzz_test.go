@@ -1,0 +1,30 @@
+package learnersvc
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzDecodeCheckpoint decodes arbitrary checkpoint values from the state
+// bucket: an accepted checkpoint is one a learner could have written, and
+// survives a round trip.
+func FuzzDecodeCheckpoint(f *testing.F) {
+	good, _ := json.Marshal(Checkpoint{Update: 6, Version: 6, PRMVersion: 2, TrajSeq: 99, EnvStepsActor: 5000, ExploredCycles: 2})
+	for _, seed := range [][]byte{good, []byte(`{}`), []byte(`{"update":-1}`), []byte(`{"update":1,"version":9}`), []byte(`nul`)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cp, err := DecodeCheckpoint(b)
+		if err != nil {
+			return
+		}
+		if cp.Update < 0 || cp.Version < 0 || cp.Version > cp.Update || cp.EnvStepsActor < 0 || cp.EnvStepsExplorer < 0 {
+			t.Fatalf("accepted an impossible checkpoint %+v", cp)
+		}
+		raw, _ := json.Marshal(cp)
+		again, err := DecodeCheckpoint(raw)
+		if err != nil || again != cp {
+			t.Fatalf("round trip: %+v, %v; want %+v", again, err, cp)
+		}
+	})
+}
