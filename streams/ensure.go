@@ -24,12 +24,24 @@ var ErrTopologyConflict = errors.New("streams: existing stream conflicts with th
 // --max-age`); missing streams get the documented defaults. It is
 // idempotent and safe to call concurrently.
 //
-// It returns ErrInvalidConfig for bad options and ErrTopologyConflict for a
-// stream whose retention policy differs from the protocol's.
+// An existing stream or bucket with another replica count is scaled to
+// o.Replicas when that is set (JetStream moves the data itself).
+//
+// It returns ErrInvalidConfig for bad options, ErrTopologyConflict for a
+// stream whose retention policy differs from the protocol's and ErrReplicas
+// when o.Replicas exceeds the JetStream servers online.
 func Ensure(ctx context.Context, js jetstream.JetStream, o Options) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	err := ensure(ctx, js, o)
+	if o.Replicas > 1 {
+		err = replicasError(err, o.Replicas)
+	}
+	return err
+}
+
+func ensure(ctx context.Context, js jetstream.JetStream, o Options) error {
 	for _, spec := range Topology() {
 		if err := ensureStream(ctx, js, spec, o); err != nil {
 			return err
