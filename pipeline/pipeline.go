@@ -64,6 +64,10 @@ type Config struct {
 	// holds its credentials. Serve needs it.
 	NATSURL string
 	Connect streams.ConnectOptions
+	// Streams sizes the streams and buckets every stage ensures at start
+	// (e.g. Replicas on a JetStream cluster). The zero value leaves the
+	// existing ones as they are.
+	Streams streams.Options
 	// Settings, when set, are the run's defining options
 	// (Options.Settings): recorded on the run's first start, and a later
 	// start of the same run name with other settings fails with
@@ -205,7 +209,7 @@ func Serve(ctx context.Context, cfg Config, name string) error {
 // prepare ensures the streams and buckets exist and, for a learner,
 // records or checks the run's settings.
 func prepare(ctx context.Context, b Bus, cfg Config, learner bool) error {
-	if err := streams.Ensure(ctx, b.JS, streams.Options{}); err != nil {
+	if err := streams.Ensure(ctx, b.JS, cfg.Streams); err != nil {
 		return err
 	}
 	if !learner {

@@ -43,7 +43,9 @@ func RunCluster(t testing.TB, n int) *Cluster {
 		}
 	})
 	for i := range n {
-		c.Start(i)
+		if err := c.Start(i); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c.Wait(n)
 	return c
@@ -90,14 +92,15 @@ func (c *Cluster) Index(name string) int {
 // Node returns node i, nil while it is stopped.
 func (c *Cluster) Node(i int) *streams.Embedded { return c.nodes[i] }
 
-// Start starts node i (again) on its ports and store.
-func (c *Cluster) Start(i int) {
-	c.t.Helper()
+// Start starts node i (again) on its ports and store. It does not call
+// t.Fatal, so a test may restart a node from another goroutine.
+func (c *Cluster) Start(i int) error {
 	e, err := streams.StartEmbedded(c.cfgs[i])
 	if err != nil {
-		c.t.Fatalf("streamstest: start node %s: %v", c.cfgs[i].ServerName, err)
+		return fmt.Errorf("streamstest: start node %s: %w", c.cfgs[i].ServerName, err)
 	}
 	c.nodes[i] = e
+	return nil
 }
 
 // Stop shuts node i down, as a crash would; its store stays.
