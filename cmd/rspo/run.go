@@ -68,6 +68,7 @@ func newRunCmd() *cobra.Command {
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
 	nf.register(fs)
+	nf.registerReplicas(fs)
 	return cmd
 }
 
@@ -148,6 +149,9 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, asJSON, verbose
 	}
 	if nf.url != "" {
 		cfg.NATSURL, cfg.Connect = nf.url, nf.options("rspo-run")
+	}
+	if err := nf.applyReplicas(&cfg); err != nil {
+		return err
 	}
 	stderr := cmd.ErrOrStderr()
 	level := slog.LevelWarn
