@@ -67,6 +67,10 @@ type Config struct {
 	// SyncAlways makes the embedded server fsync every write before
 	// acknowledging it (unused with NATSURL).
 	SyncAlways bool
+	// Streams sizes the streams and buckets every stage ensures at start
+	// (e.g. Replicas on a JetStream cluster). The zero value leaves the
+	// existing ones as they are.
+	Streams streams.Options
 	// Settings, when set, are the run's defining options
 	// (Options.Settings): recorded on the run's first start, and a later
 	// start of the same run name with other settings fails with
@@ -208,7 +212,7 @@ func Serve(ctx context.Context, cfg Config, name string) error {
 // prepare ensures the streams and buckets exist and, for a learner,
 // records or checks the run's settings.
 func prepare(ctx context.Context, b Bus, cfg Config, learner bool) error {
-	if err := streams.Ensure(ctx, b.JS, streams.Options{}); err != nil {
+	if err := streams.Ensure(ctx, b.JS, cfg.Streams); err != nil {
 		return err
 	}
 	if !learner {

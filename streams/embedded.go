@@ -49,6 +49,9 @@ type EmbeddedConfig struct {
 	ReadyTimeout time.Duration
 	// Log sends the server's log to stderr. Default false (silent).
 	Log bool
+	// Cluster, when set, makes the server a node of a JetStream cluster
+	// (ServerName is then required and must be unique in the cluster).
+	Cluster ClusterConfig
 }
 
 // DefaultMaxPayload is the embedded server's message size limit when
@@ -89,6 +92,7 @@ func (c EmbeddedConfig) Validate() error {
 	if c.ReadyTimeout < 0 {
 		bad("ready timeout %v is negative", c.ReadyTimeout)
 	}
+	errs = append(errs, c.Cluster.validate(c.ServerName)...)
 	return errors.Join(errs...)
 }
 
@@ -124,6 +128,9 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 			return nil, fmt.Errorf("%w: embedded server TLS: %w", ErrInvalidConfig, err)
 		}
 		o.TLSConfig, o.TLS, o.TLSVerify = tc, true, c.TLSCA != ""
+	}
+	if err := c.Cluster.apply(o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

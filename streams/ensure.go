@@ -24,12 +24,32 @@ var ErrTopologyConflict = errors.New("streams: existing stream conflicts with th
 // --max-age`); missing streams get the documented defaults. It is
 // idempotent and safe to call concurrently.
 //
-// It returns ErrInvalidConfig for bad options and ErrTopologyConflict for a
-// stream whose retention policy differs from the protocol's.
+// An existing stream or bucket with another replica count is scaled to
+// o.Replicas when that is set (JetStream moves the data itself).
+//
+// It returns ErrInvalidConfig for bad options, ErrTopologyConflict for a
+// stream whose retention policy differs from the protocol's and ErrReplicas
+// when o.Replicas exceeds the JetStream servers online.
 func Ensure(ctx context.Context, js jetstream.JetStream, o Options) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	err := ensure(ctx, js, o)
+	for try := 1; try < ensureTries && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil; try++ {
+		err = ensure(ctx, js, o)
+	}
+	if o.Replicas > 1 {
+		err = replicasError(err, o.Replicas)
+	}
+	return err
+}
+
+// ensureTries is how often Ensure tries when a JetStream request times
+// out: on a cluster, services starting together create the same replicated
+// buckets at once, and the server may leave all but one request unanswered.
+const ensureTries = 3
+
+func ensure(ctx context.Context, js jetstream.JetStream, o Options) error {
 	for _, spec := range Topology() {
 		if err := ensureStream(ctx, js, spec, o); err != nil {
 			return err
@@ -88,11 +108,21 @@ func (s StreamSpec) merge(cur jetstream.StreamConfig, o Options) (jetstream.Stre
 	return next, nil
 }
 
+// rescale reports whether the backing stream of an existing bucket must be
+// updated to replicas (0 keeps it; an unreadable stream is updated).
+func rescale(ctx context.Context, js jetstream.JetStream, stream string, replicas int) bool {
+	if replicas == 0 {
+		return false
+	}
+	st, err := js.Stream(ctx, stream)
+	return err != nil || st.CachedInfo().Config.Replicas != replicas
+}
+
 // ensureObjectStore creates bucket if missing; an existing one is only
-// updated when o sets Replicas.
+// updated when o sets another replica count.
 func ensureObjectStore(ctx context.Context, js jetstream.JetStream, bucket string, o Options) error {
 	_, err := js.ObjectStore(ctx, bucket)
-	if err == nil && o.Replicas == 0 {
+	if err == nil && !rescale(ctx, js, "OBJ_"+bucket, o.Replicas) {
 		return nil
 	}
 	if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -109,10 +139,10 @@ func ensureObjectStore(ctx context.Context, js jetstream.JetStream, bucket strin
 }
 
 // ensureState creates the state bucket if missing; an existing one is only
-// updated when o sets Replicas.
+// updated when o sets another replica count.
 func ensureState(ctx context.Context, js jetstream.JetStream, o Options) error {
 	_, err := js.KeyValue(ctx, BucketState)
-	if err == nil && o.Replicas == 0 {
+	if err == nil && !rescale(ctx, js, "KV_"+BucketState, o.Replicas) {
 		return nil
 	}
 	if err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {

@@ -121,14 +121,15 @@ func Replay(ctx context.Context, js jetstream.JetStream, o ReplayOptions, fn fun
 		return err
 	}
 	stream, filter, _ := o.filter()
+	last, err := o.lastSeq(ctx, js, stream, filter)
+	if err != nil || !o.Follow && last == 0 {
+		return err
+	}
 	cons, err := js.OrderedConsumer(ctx, stream, o.consumerConfig(filter))
 	if err != nil {
 		return fmt.Errorf("streams: replay %s: %w", filter, err)
 	}
 	defer deleteOrdered(js, stream, cons)
-	if info := cons.CachedInfo(); !o.Follow && info != nil && info.NumPending == 0 {
-		return nil
-	}
 	it, err := cons.Messages()
 	if err != nil {
 		return fmt.Errorf("streams: replay %s: %w", filter, err)
@@ -144,10 +145,35 @@ func Replay(ctx context.Context, js jetstream.JetStream, o ReplayOptions, fn fun
 		if err := fn(m); err != nil {
 			return err
 		}
-		if md, err := msg.Metadata(); err == nil && md.NumPending == 0 && !o.Follow {
+		if md, err := msg.Metadata(); err == nil && md.Sequence.Stream >= last && !o.Follow {
 			return nil
 		}
 	}
+}
+
+// lastSeq is the stream sequence of the last message Replay must deliver
+// without Follow, 0 if there is none. The stream's leader answers, so a
+// replay whose consumer the cluster placed on a replica still catching up
+// (after a node restart) waits for that replica instead of ending early
+// with what it holds so far.
+func (o ReplayOptions) lastSeq(ctx context.Context, js jetstream.JetStream, stream, filter string) (uint64, error) {
+	if o.Follow {
+		return 0, nil
+	}
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("streams: replay %s: %w", filter, err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, filter)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("streams: replay %s: %w", filter, err)
+	case m.Sequence < o.FromSeq, !o.Since.IsZero() && m.Time.Before(o.Since):
+		return 0, nil
+	}
+	return m.Sequence, nil
 }
 
 func (o ReplayOptions) consumerConfig(filter string) jetstream.OrderedConsumerConfig {

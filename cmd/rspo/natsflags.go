@@ -28,6 +28,7 @@ const defaultNATSURL = "nats://127.0.0.1:4222"
 type natsFlags struct {
 	url, user, password, creds string
 	tlsCA, tlsCert, tlsKey     string
+	replicas                   int // --replicas of the services (registerReplicas)
 }
 
 // register adds --nats, --user, --password, --creds, --tls-ca, --tls-cert

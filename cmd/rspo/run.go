@@ -74,6 +74,7 @@ func newRunCmd() *cobra.Command {
 	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
 	fs.BoolVar(&syncAlways, "sync-always", false, "embedded server: fsync every write before acknowledging it")
 	nf.register(fs)
+	nf.registerReplicas(fs)
 	return cmd
 }
 
@@ -160,6 +161,9 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 		cfg.NATSURL, cfg.Connect = nf.url, nf.options("rspo-run")
 	}
 	cfg.SyncAlways = out.syncAlways
+	if err := nf.applyReplicas(&cfg); err != nil {
+		return err
+	}
 	stderr := cmd.ErrOrStderr()
 	level := slog.LevelWarn
 	if verbose {

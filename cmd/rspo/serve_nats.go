@@ -21,6 +21,7 @@ type serveNATSFlags struct {
 	maxAge                                      time.Duration
 	maxBytes                                    int64
 	auth                                        serveNATSAuth
+	cluster                                     clusterFlags
 }
 
 func newServeNATSCmd() *cobra.Command {
@@ -48,13 +49,18 @@ func newServeNATSCmd() *cobra.Command {
 	fs.DurationVar(&f.maxAge, "max-age", 0, "drop stream messages older than this (0 keeps them)")
 	fs.Int64Var(&f.maxBytes, "max-bytes", 0, "bound each stream to this many bytes, dropping the oldest (0: unbounded)")
 	f.auth.register(fs)
+	f.cluster.register(fs)
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
 
 // serveNATS starts the server, ensures the topology, and waits for ctx.
 func serveNATS(ctx context.Context, f serveNATSFlags, stderr io.Writer) error {
-	opts := streams.Options{MaxAge: f.maxAge, MaxBytes: f.maxBytes}
+	opts := streams.Options{MaxAge: f.maxAge, MaxBytes: f.maxBytes, Replicas: f.cluster.replicas}
+	cluster, err := f.cluster.config()
+	if err != nil {
+		return err
+	}
 	if err := opts.Validate(); err != nil {
 		return err
 	}
@@ -62,11 +68,15 @@ func serveNATS(ctx context.Context, f serveNATSFlags, stderr io.Writer) error {
 		StoreDir: f.data, Host: f.host, Port: f.port, User: f.user, Password: f.password,
 		TLSCert: f.tlsCert, TLSKey: f.tlsKey, SyncAlways: f.syncAlways, Log: f.log,
 		ConfigFile: f.auth.config, TLSCA: f.auth.tlsCA,
+		ServerName: f.cluster.serverName, Cluster: cluster,
 	})
 	if err != nil {
 		return err
 	}
 	defer e.Shutdown()
+	if err := f.cluster.waitForCluster(ctx, e, stderr); err != nil {
+		return err
+	}
 	if err := ensureTopology(ctx, e, opts); err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ func init() {
 // server of nf, with cfg's settings.
 func serveStage(cmd *cobra.Command, nf natsFlags, name string, cfg pipeline.Config) error {
 	cfg.NATSURL, cfg.Connect = nf.url, nf.options(fmt.Sprintf("rspo-%s-%s", name, cfg.Learner.Run))
+	if err := nf.applyReplicas(&cfg); err != nil {
+		return err
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	return pipeline.Serve(cmd.Context(), cfg, name)
 }
@@ -71,6 +74,7 @@ func newServeActorCmd() *cobra.Command {
 	fs.Int64Var(&cfg.Actor.StepBudget, "step-budget", rolloutsvc.DefaultStepBudget,
 		"most environment steps one request may ask for (tasks × group × step limit); larger requests are dead-lettered")
 	nf.register(fs)
+	nf.registerReplicas(fs)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
@@ -103,6 +107,7 @@ func newServeExplorerCmd() *cobra.Command {
 	refuseFlags(fs, "explorer settings are the learner's (rspo serve learner --explorer, --explore-tilt, "+
 		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
 	nf.register(fs)
+	nf.registerReplicas(fs)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
@@ -154,6 +159,7 @@ func newServeLearnerCmd() *cobra.Command {
 	fs.StringVar(&configFile, "config", "", "JSON file with run settings (as for `rspo run`); flags override it")
 	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
 	nf.register(fs)
+	nf.registerReplicas(fs)
 	return cmd
 }
 

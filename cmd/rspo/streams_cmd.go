@@ -69,6 +69,7 @@ func writeStreamsReport(ctx context.Context, js jetstream.JetStream, run string,
 	if missing > 0 {
 		fmt.Fprintln(w, "(missing streams are created by `rspo serve nats` or any rspo service)")
 	}
+	writeReplicas(w, found)
 	if run != "" {
 		if err := writeSubjectCounts(ctx, w, found, run); err != nil {
 			return err
