@@ -113,7 +113,7 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 			replay(streams.StreamSwapped, s.Swapped), replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleEnded)),
 			service(s.BufferSample, s.BufferStats),
 			// the latest cycle.started, against which cycle.ended events are checked
-			pub(api("STREAM.MSG.GET."+streams.StreamCtrl)))
+			replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)))
 	},
 	Learner: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamTraj, s.Traj(">")), replay(streams.StreamSwapped, s.Swapped),
@@ -153,8 +153,10 @@ func consume(stream, filter string) grant {
 // replay is an ordered consumer (streams.Replay): created with the filter,
 // fetched from, and deleted when the replay is done.
 func replay(stream, filter string) grant {
+	// STREAM.MSG.GET: a replay reads up to the last message its stream's
+	// leader holds on the filter (a replica may still be catching up).
 	return pub(api("CONSUMER.CREATE."+stream+".*."+filter), api("CONSUMER.INFO."+stream+".*"),
-		api("CONSUMER.MSG.NEXT."+stream+".*"), api("CONSUMER.DELETE."+stream+".*"))
+		api("CONSUMER.MSG.NEXT."+stream+".*"), api("CONSUMER.DELETE."+stream+".*"), api("STREAM.MSG.GET."+stream))
 }
 
 // readObjects reads snapshots from an object store: the object's metadata
