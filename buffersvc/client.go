@@ -107,11 +107,15 @@ func (c *Client) Sample(ctx context.Context, req SampleRequest) ([]*schemas.Traj
 	}
 	var ts []*schemas.Trajectory
 	err = c.retry(ctx, func(ctx context.Context) error {
-		data, records, err := c.request(ctx, body)
+		data, records, format, err := c.request(ctx, body)
 		if err != nil {
 			return err
 		}
-		if ts, err = schemas.DecodeTrajectoryBatch(data); err != nil {
+		if format == ReplyFormatRecords {
+			ts, err = DecodeRecords(data, records)
+			return err
+		}
+		if ts, err = schemas.DecodeTrajectoryBatch(data); err != nil { // an older buffer's reply
 			return fmt.Errorf("%w: %w", ErrBadReply, err)
 		}
 		if len(ts) != records {
@@ -122,35 +126,36 @@ func (c *Client) Sample(ctx context.Context, req SampleRequest) ([]*schemas.Traj
 	return ts, err
 }
 
-// request sends body to the sample endpoint and collects the reply's parts.
-func (c *Client) request(ctx context.Context, body []byte) ([]byte, int, error) {
+// request sends body to the sample endpoint and collects the reply's parts;
+// it returns the body, the records announced and the body's format.
+func (c *Client) request(ctx context.Context, body []byte) ([]byte, int, string, error) {
 	inbox := c.nc.NewInbox()
 	sub, err := c.nc.SubscribeSync(inbox)
 	if err != nil {
-		return nil, 0, fmt.Errorf("buffersvc: subscribe to reply inbox: %w", err)
+		return nil, 0, "", fmt.Errorf("buffersvc: subscribe to reply inbox: %w", err)
 	}
 	defer sub.Unsubscribe()
 	if err := c.nc.PublishMsg(&nats.Msg{Subject: c.sub.BufferSample, Reply: inbox, Data: body}); err != nil {
-		return nil, 0, fmt.Errorf("buffersvc: send sample request: %w", err)
+		return nil, 0, "", fmt.Errorf("buffersvc: send sample request: %w", err)
 	}
 	var a assembler
 	for {
 		msg, err := sub.NextMsgWithContext(ctx)
 		if errors.Is(err, nats.ErrNoResponders) {
-			return nil, 0, fmt.Errorf("%w %s", ErrNoResponders, c.sub.Run)
+			return nil, 0, "", fmt.Errorf("%w %s", ErrNoResponders, c.sub.Run)
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("buffersvc: waiting for sample reply: %w", err)
+			return nil, 0, "", fmt.Errorf("buffersvc: waiting for sample reply: %w", err)
 		}
 		if err := c.replyError(msg); err != nil {
-			return nil, 0, err
+			return nil, 0, "", err
 		}
 		done, err := a.add(msg)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, "", err
 		}
 		if done {
-			return a.bytes(), a.records, nil
+			return a.bytes(), a.records, msg.Header.Get(HeaderReplyFormat), nil
 		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
-
-	"github.com/rspo-dev/rspo/schemas"
 )
 
 // handleSample answers a SampleRequest with the records as one Arrow IPC
@@ -47,23 +45,19 @@ func (s *Service) handleSample(req micro.Request) {
 	}
 }
 
-// sampleReply samples the store and encodes the records.
+// sampleReply samples the store and joins the stored records' bytes as
+// they are (format ReplyFormatRecords): no decode and re-encode here, the
+// client decodes each record once.
 func (s *Service) sampleReply(sr SampleRequest) ([]byte, int, error) {
 	entries, err := s.store.Sample(s.cfg.Run, sr)
 	if err != nil {
 		return nil, 0, err
 	}
-	ts := make([]*schemas.Trajectory, len(entries))
-	for i, e := range entries {
-		if ts[i], err = schemas.DecodeTrajectory(e.Data); err != nil {
-			return nil, 0, fmt.Errorf("%w: stored record %s: %v", ErrInternal, e.ID, err)
-		}
-	}
-	data, err := schemas.EncodeTrajectoryBatch(ts)
+	data, err := joinRecords(entries)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: encode %d records: %v (ask for fewer)", ErrBadRequest, len(ts), err)
+		return nil, 0, err
 	}
-	return data, len(ts), nil
+	return data, len(entries), nil
 }
 
 // handleStats answers with the store's Stats and the ingest counters.

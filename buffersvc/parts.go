@@ -50,6 +50,7 @@ func splitReply(data []byte, size, records int) []*nats.Msg {
 		h := nats.Header{}
 		h.Set(HeaderPart, fmt.Sprintf("%d/%d", i+1, n))
 		h.Set(HeaderRecords, strconv.Itoa(records))
+		h.Set(HeaderReplyFormat, ReplyFormatRecords)
 		msgs[i] = &nats.Msg{Header: h, Data: data[lo:hi]}
 	}
 	return msgs

@@ -47,6 +47,9 @@ type Store struct {
 	db     *pebble.DB
 	opts   Options
 	closed bool
+	// syncing counts Puts between their commit and their WAL sync, which
+	// run without mu; Close waits for them.
+	syncing sync.WaitGroup
 }
 
 // PutResult says what Put did with each entry.
@@ -75,11 +78,13 @@ func Open(dir string, opts Options) (*Store, error) {
 // Close closes the store. Further calls return ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
 	s.closed = true
+	s.mu.Unlock()
+	s.syncing.Wait()
 	return s.db.Close()
 }
 
@@ -88,12 +93,31 @@ func (s *Store) Close() error {
 // sample count); an entry of a cycle at or below the run's clearing
 // watermark is dropped. Put returns ErrInvalidEntry (and stores nothing)
 // when an entry fails Validate, ErrClosed after Close.
+//
+// The batch is applied under the store's lock but synced after it is
+// released, so a sample does not wait behind the fsync: a sample may then
+// see records that a crash would lose, which the stream redelivers (they
+// are acked only after Put returns).
 func (s *Store) Put(entries []Entry) (PutResult, error) {
 	for i, e := range entries {
 		if err := e.Validate(); err != nil {
 			return PutResult{}, fmt.Errorf("entry %d (%s): %w", i, e.ID, err)
 		}
 	}
+	res, err := s.apply(entries)
+	if err != nil {
+		return res, err
+	}
+	defer s.syncing.Done()
+	if err := s.db.LogData(nil, pebble.Sync); err != nil { // syncs the WAL through the batch
+		return PutResult{}, fmt.Errorf("buffersvc: sync: %w", err)
+	}
+	return res, nil
+}
+
+// apply writes the entries in one batch without syncing it, and counts
+// the Put as syncing (the caller calls s.syncing.Done).
+func (s *Store) apply(entries []Entry) (PutResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -111,9 +135,10 @@ func (s *Store) Put(entries []Entry) (PutResult, error) {
 	if err := w.flushCounters(); err != nil {
 		return PutResult{}, err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := b.Commit(pebble.NoSync); err != nil {
 		return PutResult{}, fmt.Errorf("buffersvc: commit: %w", err)
 	}
+	s.syncing.Add(1)
 	return res, nil
 }
 
