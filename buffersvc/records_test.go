@@ -1,0 +1,82 @@
+package buffersvc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/rspo-dev/rspo/swapper"
+	"github.com/rspo-dev/rspo/swapper/swappertest"
+)
+
+func storedEntries(t testing.TB, n int) []Entry {
+	t.Helper()
+	out := make([]Entry, n)
+	for i := range out {
+		r, err := swapper.Relabel(swappertest.Explorer("r", 1, i, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = EntryOf(r, swappertest.Encode(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// The records the buffer joins are the ones the client decodes, in order.
+func TestJoinedRecordsDecodeToTheStoredTrajectories(t *testing.T) {
+	entries := storedEntries(t, 5)
+	data, err := joinRecords(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRecords(data, len(entries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range got {
+		if tr.ID != entries[i].ID {
+			t.Errorf("record %d: got %s, want %s", i, tr.ID, entries[i].ID)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want int
+	}{
+		{"fewer than announced", data, 6},
+		{"more than announced", data, 4},
+		{"cut short", data[:len(data)-3], 5},
+		{"length beyond the body", binary.BigEndian.AppendUint32(nil, 1<<30), 1},
+	} {
+		if _, err := DecodeRecords(tt.data, tt.want); !errors.Is(err, ErrBadReply) {
+			t.Errorf("%s: got %v, want ErrBadReply", tt.name, err)
+		}
+	}
+}
+
+// FuzzDecodeRecords decodes arbitrary "records/1" bodies: every failure is
+// ErrBadReply, and an accepted body holds exactly the records announced.
+func FuzzDecodeRecords(f *testing.F) {
+	data, err := joinRecords(storedEntries(f, 2))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data, 2)
+	f.Add(data[:10], 1)
+	f.Add([]byte{0, 0, 0, 0}, 1)
+	f.Fuzz(func(t *testing.T, b []byte, want int) {
+		ts, err := DecodeRecords(b, want)
+		if err != nil {
+			if !errors.Is(err, ErrBadReply) {
+				t.Fatalf("error %v does not wrap ErrBadReply", err)
+			}
+			return
+		}
+		if len(ts) != want {
+			panic(fmt.Sprintf("accepted %d records, %d announced", len(ts), want))
+		}
+	})
+}
