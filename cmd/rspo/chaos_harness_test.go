@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,11 +76,13 @@ func startChaos(t *testing.T, run string, updates int, timeout time.Duration) *c
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	dir := t.TempDir()
-	url := "nats://127.0.0.1:" + strconv.Itoa(freePort(t))
+	dir, port := t.TempDir(), strconv.Itoa(freePort(t))
+	url := "nats://127.0.0.1:" + port
 	sc := &stageCluster{t: t, bin: buildRSPO(t), url: url, run: run, dir: dir, ctx: ctx}
 	c := &chaosCluster{stageCluster: sc, injected: map[string]int{}, start: time.Now()}
-	c.add(busName, "serve", "nats", "--data", filepath.Join(dir, "bus"), "--port", url[strings.LastIndex(url, ":")+1:])
+	// The bus keeps its store and port across restarts, as an operator
+	// restarting `serve nats` would.
+	c.add(busName, "serve", "nats", "--data", filepath.Join(dir, "bus"), "--port", port)
 	c.connect()
 	stage := func(name string, args ...string) []string {
 		return append([]string{"serve", name, "--nats", url, "--run", run}, args...)
@@ -243,28 +246,26 @@ type chaosPlan struct {
 func (c *chaosCluster) chaos(p chaosPlan) {
 	c.t.Helper()
 	rng := rand.New(rand.NewPCG(p.seed, 0x5eed))
-	var deck []string
+	order := killOrder(rng, p.targets, p.kills)
+	c.t.Logf("kill order %v", order)
 	kills := 0
 	c.injectBad(p.inject / 2)
 	next := time.Now().Add(gap(rng, p))
-	for deadline := time.Now().Add(p.timeout); !c.member("learner").finished; time.Sleep(25 * time.Millisecond) {
+	for deadline := time.Now().Add(p.timeout); ; time.Sleep(25 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			c.report()
 			c.dumpLogs(25)
 			c.diagnose()
 			c.t.Fatalf("the learner did not finish within %v (checkpoint at update %d of %d)", p.timeout, c.progress(), p.updates)
 		}
-		c.supervise()
-		if kills == p.kills || time.Now().Before(next) || c.member("learner").finished {
+		if c.supervise(); c.member("learner").finished {
+			break
+		}
+		if kills == len(order) || time.Now().Before(next) {
 			continue
 		}
-		if len(deck) == 0 {
-			deck = append(deck, p.targets...)
-			rng.Shuffle(len(deck), func(i, j int) { deck[i], deck[j] = deck[j], deck[i] })
-		}
-		c.kill(c.member(deck[0]))
-		deck, kills = deck[1:], kills+1
-		if kills == p.kills/2 {
+		c.kill(c.member(order[kills]))
+		if kills++; kills == p.kills/2 {
 			c.injectBad(p.inject - p.inject/2)
 		}
 		next = time.Now().Add(gap(rng, p))
@@ -272,6 +273,19 @@ func (c *chaosCluster) chaos(p chaosPlan) {
 	if kills < p.kills {
 		c.t.Errorf("the learner finished after %d of the plan's %d kills: lengthen the run or shorten the gaps", kills, p.kills)
 	}
+}
+
+// killOrder draws n kill targets in shuffled rounds of targets: every
+// target is killed once before any is killed twice, so a short plan still
+// covers every kind.
+func killOrder(rng *rand.Rand, targets []string, n int) []string {
+	var order []string
+	for len(order) < n {
+		round := slices.Clone(targets)
+		rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
+		order = append(order, round...)
+	}
+	return order[:n]
 }
 
 func gap(rng *rand.Rand, p chaosPlan) time.Duration {

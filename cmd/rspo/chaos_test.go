@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
@@ -256,6 +257,41 @@ func (c *chaosCluster) checkPRMAnswers() {
 		if time.Now().After(deadline) {
 			c.t.Errorf("the PRM service does not answer 15 s after the run: %v\n%s", err, c.tail(c.member("prm"), 8))
 			return
+		}
+	}
+}
+
+// TestKillOrder: every target is killed once per round, so the CI plan's
+// few kills cover every kind, and a seed always draws the same order.
+func TestKillOrder(t *testing.T) {
+	targets := []string{"a", "b", "c"}
+	for _, n := range []int{0, 2, 3, 7} {
+		order := killOrder(rand.New(rand.NewPCG(9, 9)), targets, n)
+		if len(order) != n {
+			t.Fatalf("n=%d: %d kills %v", n, len(order), order)
+		}
+		for start := 0; start < n; start += len(targets) {
+			round := slices.Clone(order[start:min(n, start+len(targets))])
+			if len(sortedSet(round)) != len(round) {
+				t.Errorf("n=%d: round %v kills a target twice", n, round)
+			}
+		}
+		if again := killOrder(rand.New(rand.NewPCG(9, 9)), targets, n); !slices.Equal(order, again) {
+			t.Errorf("n=%d: the same seed drew %v, then %v", n, order, again)
+		}
+	}
+}
+
+func TestDuplicates(t *testing.T) {
+	for _, tc := range []struct {
+		ids, want []string
+	}{
+		{nil, nil},
+		{[]string{"a", "b"}, nil},
+		{[]string{"a", "b", "a", "a", "c", "b"}, []string{"a", "b"}},
+	} {
+		if got := duplicates(tc.ids); !slices.Equal(got, tc.want) {
+			t.Errorf("duplicates(%v) = %v, want %v", tc.ids, got, tc.want)
 		}
 	}
 }
