@@ -26,8 +26,9 @@ var everyMember = []string{busName, "actor-0", "actor-1", "explorer", "swapper",
 //     retrying — "put rspo_policy/<run>/v….trainer: context deadline
 //     exceeded", "put …: nats: server is disconnected", "open object store
 //     rspo_policy: context deadline exceeded", "buffer sample for update N:
-//     buffersvc: no buffer service for run <run>" — and once stalled for
-//     good at update 0 without exiting;
+//     buffersvc: no buffer service for run <run>" — and twice it stalled
+//     for good without exiting (at updates 0 and 6, nothing in its log
+//     after "cycle started");
 //   - buffer: while it restarts the learner's sample request finds no
 //     responder and the learner exits ("buffer sample for update N:
 //     buffersvc: no buffer service for run <run>").
