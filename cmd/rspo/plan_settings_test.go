@@ -29,7 +29,7 @@ func TestLearnerExplorerSettingsReachTheExplorerProcess(t *testing.T) {
 	if err := prm.SaveFile(prmFile, model); err != nil {
 		t.Fatal(err)
 	}
-	args := append(c.learnerArgs(), "--prm", prmFile, "--explore-tilt", "10")
+	args := append(c.learnerArgs(4), "--prm", prmFile, "--explore-tilt", "10")
 	if out, err := exec.CommandContext(c.ctx, c.bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("learner: %v\n%s", err, out)
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -59,10 +60,11 @@ func startStages(t *testing.T, run string) *stageCluster {
 	return c
 }
 
-// learnerArgs is a short RSPO run on the easy household.
-func (c *stageCluster) learnerArgs() []string {
+// learnerArgs is a short RSPO run of updates updates (k = 2, so updates/2
+// cycles) on the easy household.
+func (c *stageCluster) learnerArgs(updates int) []string {
 	return []string{"serve", "learner", "--nats", c.url, "--run", c.run, "--env-opt", "preset=easy",
-		"--updates", "4", "--tasks", "4", "--group", "4", "--k", "2", "--alpha", "0.25",
+		"--updates", strconv.Itoa(updates), "--tasks", "4", "--group", "4", "--k", "2", "--alpha", "0.25",
 		"--eval-every", "2", "--eval-episodes", "8", "--prm-warmup-tasks", "8"}
 }
 
@@ -139,27 +141,38 @@ func (c *stageCluster) checkFinished(updates int) {
 		c.t.Errorf("checkpoint: %+v (found %v, err %v)", cp, ok, err)
 	}
 	// The buffer process cleared every ended cycle.
+	if st, err := c.bufferCleared(int64(updates/2-1), 30*time.Second); err != nil {
+		c.t.Fatalf("buffer after the run: %v (stats %+v)", err, st)
+	}
+}
+
+// bufferCleared polls the buffer's stats until it holds no record and has
+// cleared through cycle last, and returns the last stats it saw. The buffer
+// clears asynchronously after the learner's last cycle.ended, and a stats
+// request can fail while the buffer or the server restarts, so it retries
+// until within.
+func (c *stageCluster) bufferCleared(last int64, within time.Duration) (buffersvc.Stats, error) {
 	nc, _, err := streams.Connect(c.ctx, c.url, streams.ConnectOptions{Name: "stats"})
 	if err != nil {
-		c.t.Fatal(err)
+		return buffersvc.Stats{}, err
 	}
 	defer nc.Close()
 	client, err := buffersvc.NewClient(nc, c.run)
 	if err != nil {
-		c.t.Fatal(err)
+		return buffersvc.Stats{}, err
 	}
-	// The buffer clears asynchronously after the learner's last cycle.ended.
-	deadline := time.Now().Add(30 * time.Second)
+	var st buffersvc.Stats
+	deadline := time.Now().Add(within)
 	for {
-		st, err := client.Stats(c.ctx)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		if st.Records == 0 && st.ClearedThrough == int64(updates/2-1) {
-			return
+		st, err = client.Stats(c.ctx)
+		if err == nil && st.Records == 0 && st.ClearedThrough == last {
+			return st, nil
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("buffer after the run: %d records, cleared through cycle %d; want 0 and %d", st.Records, st.ClearedThrough, updates/2-1)
+			if err == nil {
+				err = fmt.Errorf("%d records, cleared through cycle %d; want 0 and %d", st.Records, st.ClearedThrough, last)
+			}
+			return st, err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -170,7 +183,7 @@ func TestStagesRunAsSeparateProcesses(t *testing.T) {
 		t.Skip("runs every stage as a process; skipped with -short")
 	}
 	c := startStages(t, "stages")
-	out, err := exec.CommandContext(c.ctx, c.bin, c.learnerArgs()...).CombinedOutput()
+	out, err := exec.CommandContext(c.ctx, c.bin, c.learnerArgs(4)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("learner: %v\n%s", err, out)
 	}
@@ -182,7 +195,7 @@ func TestLearnerKilledMidRunResumes(t *testing.T) {
 		t.Skip("runs every stage as a process; skipped with -short")
 	}
 	c := startStages(t, "resume")
-	learner := newProc(t, c.bin, filepath.Join(c.dir, "learner.log"), c.learnerArgs()...)
+	learner := newProc(t, c.bin, filepath.Join(c.dir, "learner.log"), c.learnerArgs(4)...)
 	// Kill the learner once it has published version 2 (mid-run, mid-cycle 1).
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -204,7 +217,7 @@ func TestLearnerKilledMidRunResumes(t *testing.T) {
 		t.Fatalf("learner finished before it could be killed: %+v", cp)
 	}
 	t.Logf("killed the learner after update %d", cp.Update)
-	out, err := exec.CommandContext(c.ctx, c.bin, c.learnerArgs()...).CombinedOutput()
+	out, err := exec.CommandContext(c.ctx, c.bin, c.learnerArgs(4)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("restarted learner: %v\n%s", err, out)
 	}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/prm/prmsvc"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/swapper/swappertest"
+)
+
+// everyMember lists every process a chaos run may kill.
+var everyMember = []string{busName, "actor-0", "actor-1", "explorer", "swapper", "buffer", "prm", "learner"}
+
+// shortTargets are the kills of the CI plan: one of each stage kind whose
+// kill the services survive today. Left out, until they are fixed:
+//   - nats: after a restart of the bus the learner exits instead of
+//     retrying — "put rspo_policy/<run>/v….trainer: context deadline
+//     exceeded", "put …: nats: server is disconnected", "open object store
+//     rspo_policy: context deadline exceeded", "buffer sample for update N:
+//     buffersvc: no buffer service for run <run>" — and twice it stalled
+//     for good without exiting (at updates 0 and 6, nothing in its log
+//     after "cycle started");
+//   - buffer: while it restarts the learner's sample request finds no
+//     responder and the learner exits ("buffer sample for update N:
+//     buffersvc: no buffer service for run <run>").
+//
+// An actor or explorer kill costs up to 30 s: its claimed request lapses
+// only after the 30 s AckWait, which serve actor and serve explorer take no
+// flag to shorten. One of each fits the CI budget.
+var shortTargets = []string{"actor-0", "explorer", "swapper", "prm", "learner"}
+
+// TestChaos runs every stage and the bus as OS processes, SIGKILLs them at
+// random moments, restarts each with its arguments, and checks at the end
+// that the run trained to completion with nothing lost, duplicated or
+// dead-lettered that should not be. The short plan runs in CI; the long one
+// only with RSPO_CHAOS_LONG=1. RSPO_CHAOS_SEED overrides the seeds and
+// RSPO_CHAOS_TARGETS (comma-separated member names) what may be killed, to
+// reproduce one finding.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every stage and the bus as processes; skipped with -short")
+	}
+	for _, tc := range []struct {
+		name string
+		long bool
+		plan chaosPlan
+	}{
+		{name: "short", plan: chaosPlan{seed: 1, updates: 40, kills: 5, targets: shortTargets,
+			minGap: 200 * time.Millisecond, maxGap: 1000 * time.Millisecond, timeout: 75 * time.Second, inject: 2}},
+		{name: "long", long: true, plan: chaosPlan{seed: 2, updates: 200, kills: 30, targets: everyMember,
+			minGap: 200 * time.Millisecond, maxGap: 3 * time.Second, timeout: 8 * time.Minute, inject: 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.long && os.Getenv("RSPO_CHAOS_LONG") != "1" {
+				t.Skip("the long chaos run needs RSPO_CHAOS_LONG=1")
+			}
+			plan := tc.plan
+			if s := os.Getenv("RSPO_CHAOS_SEED"); s != "" {
+				seed, err := strconv.ParseUint(s, 10, 64)
+				if err != nil {
+					t.Fatalf("RSPO_CHAOS_SEED=%q: %v", s, err)
+				}
+				plan.seed = seed
+			}
+			if s := os.Getenv("RSPO_CHAOS_TARGETS"); s != "" {
+				plan.targets = strings.Split(s, ",")
+			}
+			t.Logf("seed %d, %d updates, %d kills among %v", plan.seed, plan.updates, plan.kills, plan.targets)
+			c := startChaos(t, "chaos-"+tc.name, plan.updates, plan.timeout+2*time.Minute)
+			c.chaos(plan)
+			c.report()
+			c.checkInvariants(plan.updates)
+			if t.Failed() {
+				c.dumpLogs(15)
+			}
+		})
+	}
+}
+
+// checkInvariants checks everything a finished chaos run must satisfy.
+func (c *chaosCluster) checkInvariants(updates int) {
+	c.t.Helper()
+	c.checkNoUnplannedExit()
+	c.checkLearnerFinished(updates)
+	c.checkSwappedMatchesExplored()
+	c.checkPolicyVersions(updates)
+	if st, err := c.bufferCleared(int64(updates/2-1), 30*time.Second); err != nil {
+		c.t.Errorf("buffer: %v (stats %+v)", err, st)
+	} else {
+		c.t.Logf("buffer: %d records, cleared through cycle %d", st.Records, st.ClearedThrough)
+	}
+	c.checkDeadLetters()
+	c.checkPRMAnswers()
+}
+
+// checkNoUnplannedExit: a stage that exits when the bus restarts, or when
+// another stage is killed, needs an operator; none may.
+func (c *chaosCluster) checkNoUnplannedExit() {
+	c.t.Helper()
+	for _, m := range c.members {
+		for _, why := range m.unplanned {
+			c.t.Errorf("%s needed a restart the harness did not cause: %s", m.name, why)
+		}
+	}
+}
+
+func (c *chaosCluster) checkLearnerFinished(updates int) {
+	c.t.Helper()
+	cp, ok, err := learnersvc.LoadCheckpoint(c.ctx, c.js, c.run)
+	if err != nil || !ok || !cp.Finished || cp.Update != int64(updates) {
+		c.t.Errorf("learner checkpoint %+v (found %v, err %v), want finished at update %d", cp, ok, err, updates)
+		return
+	}
+	c.t.Logf("learner: finished, update %d, policy version %d", cp.Update, cp.Version)
+}
+
+// trajIDs reads the ids of the trajectories on kind, counting the messages
+// that do not decode (the injected ones) apart.
+func (c *chaosCluster) trajIDs(kind streams.SubjectKind) (ids []string, undecodable int) {
+	c.t.Helper()
+	err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: kind}, func(m streams.Message) error {
+		if m.Trajectory == nil {
+			undecodable++
+			return nil
+		}
+		ids = append(ids, m.Trajectory.ID)
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return ids, undecodable
+}
+
+// checkSwappedMatchesExplored: every explorer trajectory is swapped exactly
+// once. The swapper may still be catching up on redelivered trajectories
+// when the learner finishes, so it is given until a deadline to match.
+func (c *chaosCluster) checkSwappedMatchesExplored() {
+	c.t.Helper()
+	var explored, swapped []string
+	var lost, extra, dups []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		explored, _ = c.trajIDs(streams.KindTrajExplore)
+		swapped, _ = c.trajIDs(streams.KindSwapped)
+		dups = duplicates(swapped)
+		e, s := sortedSet(explored), sortedSet(swapped)
+		lost, extra = diff(e, s), diff(s, e)
+		if len(lost) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	c.t.Logf("explorer trajectories %d (distinct %d), swapped records %d: lost %d, unexplored %d, duplicated ids %d",
+		len(explored), len(sortedSet(explored)), len(swapped), len(lost), len(extra), len(dups))
+	if len(lost)+len(extra)+len(dups) > 0 {
+		c.t.Errorf("swapped ≠ explored: lost %v, swapped but never explored %v, swapped more than once %v", lost, extra, dups)
+	}
+}
+
+// duplicates returns the ids that occur more than once.
+func duplicates(ids []string) []string {
+	seen := map[string]int{}
+	var out []string
+	for _, id := range ids {
+		if seen[id]++; seen[id] == 2 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func sortedSet(ids []string) []string {
+	s := slices.Clone(ids)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// checkPolicyVersions: versions 0..updates are each published once. A
+// learner killed between publishing a version and checkpointing it may
+// publish it again on restart; that is reported with its count.
+func (c *chaosCluster) checkPolicyVersions(updates int) {
+	c.t.Helper()
+	times := map[int64]int{}
+	for _, v := range c.policyVersions() {
+		times[v]++
+	}
+	var wrong []string
+	for v := range int64(updates) + 1 {
+		if times[v] != 1 {
+			wrong = append(wrong, strconv.FormatInt(v, 10)+"×"+strconv.Itoa(times[v]))
+		}
+		delete(times, v)
+	}
+	for v, n := range times {
+		wrong = append(wrong, strconv.FormatInt(v, 10)+"×"+strconv.Itoa(n)+" (out of range)")
+	}
+	sort.Strings(wrong)
+	if len(wrong) > 0 {
+		c.t.Errorf("policy.published: want versions 0..%d once each; wrong: %s", updates, strings.Join(wrong, ", "))
+		return
+	}
+	c.t.Logf("policy.published: versions 0..%d once each", updates)
+}
+
+// checkDeadLetters: the DLQ holds exactly the injected messages, each once,
+// dead-lettered by the stage that consumes its subject, and nothing else.
+func (c *chaosCluster) checkDeadLetters() {
+	c.t.Helper()
+	want := c.badSubjects()
+	got := map[string]int{}
+	var unexpected []string
+	err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: streams.KindDLQ}, func(m streams.Message) error {
+		subject := m.Headers.Get(streams.HeaderDLQSubject)
+		component := m.Headers.Get(streams.HeaderDLQComponent)
+		if !strings.HasPrefix(string(m.Raw), "not a payload") || want[subject] != component {
+			unexpected = append(unexpected, component+" dead-lettered a message of "+subject+": "+m.Headers.Get(streams.HeaderDLQReason))
+			return nil
+		}
+		got[subject]++
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for subject, n := range c.injected {
+		if got[subject] != n {
+			c.t.Errorf("DLQ holds %d of the %d malformed messages injected on %s", got[subject], n, subject)
+		}
+	}
+	for _, u := range unexpected {
+		c.t.Errorf("DLQ: %s", u)
+	}
+	c.t.Logf("DLQ: %v dead-lettered of %v injected, %d unexpected", got, c.injected, len(unexpected))
+}
+
+// checkPRMAnswers: the scoring service, whatever was killed, answers again.
+func (c *chaosCluster) checkPRMAnswers() {
+	c.t.Helper()
+	client, err := prmsvc.NewClient(c.nc, c.run)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	traj := []*schemas.Trajectory{swappertest.Explorer(c.run, 1, 0, 8)}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		reply, err := client.Score(c.ctx, traj)
+		if err == nil {
+			c.t.Logf("prm: answered with version %d", reply.PRMVersion)
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Errorf("the PRM service does not answer 15 s after the run: %v\n%s", err, c.tail(c.member("prm"), 8))
+			return
+		}
+	}
+}
+
+// TestKillOrder: every target is killed once per round, so the CI plan's
+// few kills cover every kind, and a seed always draws the same order.
+func TestKillOrder(t *testing.T) {
+	targets := []string{"a", "b", "c"}
+	for _, n := range []int{0, 2, 3, 7} {
+		order := killOrder(rand.New(rand.NewPCG(9, 9)), targets, n)
+		if len(order) != n {
+			t.Fatalf("n=%d: %d kills %v", n, len(order), order)
+		}
+		for start := 0; start < n; start += len(targets) {
+			round := slices.Clone(order[start:min(n, start+len(targets))])
+			if len(sortedSet(round)) != len(round) {
+				t.Errorf("n=%d: round %v kills a target twice", n, round)
+			}
+		}
+		if again := killOrder(rand.New(rand.NewPCG(9, 9)), targets, n); !slices.Equal(order, again) {
+			t.Errorf("n=%d: the same seed drew %v, then %v", n, order, again)
+		}
+	}
+}
+
+func TestDuplicates(t *testing.T) {
+	for _, tc := range []struct {
+		ids, want []string
+	}{
+		{nil, nil},
+		{[]string{"a", "b"}, nil},
+		{[]string{"a", "b", "a", "a", "c", "b"}, []string{"a", "b"}},
+	} {
+		if got := duplicates(tc.ids); !slices.Equal(got, tc.want) {
+			t.Errorf("duplicates(%v) = %v, want %v", tc.ids, got, tc.want)
+		}
+	}
+}
