@@ -17,14 +17,16 @@ type Pass struct {
 	// Value is the value head's estimate V(s).
 	Value float64
 
-	f    *Features
-	temp float64
-	xs   []float64 // D: state embedding
-	xa   []float64 // nA×D: action embeddings
-	z    []float64 // nA×InA: per-action MLP inputs [x_a, x_s⊙x_a, flags]
-	hs   []float64 // H: the state's share of the MLP pre-activation, b1 + W1[:, :D]·x_s
-	h    []float64 // nA×H: MLP hidden activations (after tanh)
-	vh   []float64 // H: value hidden activations (after tanh)
+	f     *Features
+	temp  float64
+	xs    []float64   // D: state embedding
+	xa    []float64   // nA×D: action embeddings
+	z     []float64   // nA×InA: per-action MLP inputs [x_a, x_s⊙x_a, flags]
+	hs    []float64   // H: the state's share of the MLP pre-activation, b1 + W1[:, :D]·x_s
+	h     []float64   // nA×H: MLP hidden activations (after tanh)
+	vh    []float64   // H: value hidden activations (after tanh)
+	cache actionCache // per-embedding results of the current parameters
+	acc   []float64   // 4H lane sums of the action in hand
 	// scratch for the backward pass
 	dpre []float64 // nA×H
 	dz   []float64 // nA×In
@@ -59,18 +61,15 @@ func (p *Policy) Forward(f *Features, ps *Pass) {
 	ps.size(l, nA)
 	ps.f, ps.temp = f, p.cfg.Temperature
 	p.embed(f.state, ps.xs)
-	for a := range nA {
-		ids := f.embedded(a)
-		xa := ps.xa[a*l.d : (a+1)*l.d]
-		p.embed(ids, xa)
-		z := ps.z[a*l.ina : (a+1)*l.ina]
-		copy(z, xa)
-		for i := range l.d {
-			z[l.d+i] = ps.xs[i] * xa[i]
-		}
-		copy(z[2*l.d:], f.Flags(a))
+	p.stateShare(ps)
+	if l.rowsExact(nA) {
+		p.hiddenRows(f, ps)
+	} else {
+		p.hiddenGemm(f, ps)
 	}
-	p.hidden(nA, ps)
+	for i, v := range ps.h {
+		ps.h[i] = math.Tanh(v)
+	}
 	p.scores(f, ps)
 	logSoftmax(ps.LogProbs, ps.Probs)
 	ps.Value = p.value(f.state, ps)
@@ -95,22 +94,54 @@ func (p *Policy) embed(ids []int32, x []float64) {
 	}
 }
 
-// hidden computes h = tanh(W1·[x_s, x_a, x_s⊙x_a, flags] + b1) for all
-// actions at once; the x_s share is computed once per state.
-func (p *Policy) hidden(nA int, ps *Pass) {
+// stateShare computes the state's share of the MLP pre-activation,
+// hs = b1 + W1[:, :D]·x_s.
+func (p *Policy) stateShare(ps *Pass) {
 	l := &p.lay
 	copy(ps.hs, p.params[l.b1:l.b1+l.h])
 	blas64.Gemv(blas.NoTrans, 1, p.w1State(), blas64.Vector{N: l.d, Data: ps.xs, Inc: 1},
 		1, blas64.Vector{N: l.h, Data: ps.hs, Inc: 1})
+}
+
+// input writes action a's MLP input z = [x_a, x_s⊙x_a, flags].
+func (p *Policy) input(f *Features, ps *Pass, a int, xa []float64) {
+	l := &p.lay
+	z := ps.z[a*l.ina : (a+1)*l.ina]
+	copy(z, xa)
+	for i := range l.d {
+		z[l.d+i] = ps.xs[i] * xa[i]
+	}
+	copy(z[2*l.d:], f.Flags(a))
+}
+
+// hiddenRows computes the pre-activations W1·[x_s, z_a] + b1 of every
+// action row by row, reusing what the action cache holds (see hiddenRow).
+func (p *Policy) hiddenRows(f *Features, ps *Pass) {
+	l := &p.lay
+	ps.cache.use(p)
+	ps.acc = grow(ps.acc, 4*l.h)
+	for a := range f.NumActions() {
+		xa, lanes := ps.cache.lookup(p, f.embedded(a))
+		copy(ps.xa[a*l.d:(a+1)*l.d], xa)
+		p.input(f, ps, a, xa)
+		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h])
+	}
+}
+
+// hiddenGemm computes the pre-activations of all actions with one matrix
+// product, for shapes whose product hiddenRow does not reproduce.
+func (p *Policy) hiddenGemm(f *Features, ps *Pass) {
+	l := &p.lay
+	nA := f.NumActions()
 	for a := range nA {
+		xa := ps.xa[a*l.d : (a+1)*l.d]
+		p.embed(f.embedded(a), xa)
+		p.input(f, ps, a, xa)
 		copy(ps.h[a*l.h:(a+1)*l.h], ps.hs)
 	}
 	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
 		blas64.General{Rows: nA, Cols: l.ina, Data: ps.z, Stride: l.ina},
 		p.w1Action(), 1, blas64.General{Rows: nA, Cols: l.h, Data: ps.h, Stride: l.h})
-	for i, v := range ps.h {
-		ps.h[i] = math.Tanh(v)
-	}
 }
 
 // w1State is the block of W1 that multiplies x_s (H×D, strided).

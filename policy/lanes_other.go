@@ -1,0 +1,17 @@
+//go:build !amd64 || purego
+
+package policy
+
+// laneSums adds, for every unit j < h, x·w_j lane by lane to
+// acc[4j:4j+4], where w_j = w[j*stride:] and len(x) is a multiple of 4:
+// lane i takes x[4b+i]·w_j[4b+i] for b = 0, 1, ... in order.
+func laneSums(acc, x, w []float64, stride, h int) { laneSumsGo(acc, x, w, stride, h) }
+
+// hiddenUnits finishes the pre-activations of one action: for every unit
+// j < len(h), starting from the lane sums lanes[4j:4j+4], it adds x (a
+// multiple of 4 long) lane by lane against w_j = w[j*stride:], then tail
+// to lane 0 against the weights that follow, and writes
+// h[j] = hs[j] + ((s0+s2) + (s1+s3)).
+func hiddenUnits(h, hs, lanes, x, tail, w []float64, stride int) {
+	hiddenUnitsGo(h, hs, lanes, x, tail, w, stride)
+}
