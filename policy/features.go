@@ -98,6 +98,7 @@ func (f *Features) Flags(a int) []float64 { return f.flags[a*NumFlags : (a+1)*Nu
 // goroutine with Policy.NewFeaturizer.
 type Featurizer struct {
 	buckets   uint64
+	pow2      bool // buckets is a power of two: a mask takes the remainder
 	history   int
 	mem       *memory
 	instr     []token
@@ -114,7 +115,8 @@ type Featurizer struct {
 
 // NewFeaturizer returns a featurizer for p's configuration.
 func (p *Policy) NewFeaturizer() *Featurizer {
-	return &Featurizer{buckets: uint64(p.cfg.Buckets), history: p.cfg.History, mem: newMemory()}
+	b := uint64(p.cfg.Buckets)
+	return &Featurizer{buckets: b, pow2: b&(b-1) == 0, history: p.cfg.History, mem: newMemory()}
 }
 
 // Features computes the features of one state from scratch (reading its
@@ -192,7 +194,13 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 	return f, nil
 }
 
-func (z *Featurizer) id(ns, h uint64) int32 { return int32(mix(ns, h) % z.buckets) }
+func (z *Featurizer) id(ns, h uint64) int32 {
+	x := mix(ns, h)
+	if z.pow2 {
+		return int32(x & (z.buckets - 1)) // x % buckets, without a division
+	}
+	return int32(x % z.buckets)
+}
 
 // stateIDs lists the state-side features: bias, instruction words,
 // observation words and bigrams, the words of every earlier action, recent
