@@ -104,13 +104,12 @@ type Featurizer struct {
 	instr     []token
 	instrText string
 	obs       []token
-	act       []token
 	hist      []token
 	obsEnts   []entity
-	actEnts   []entity
 	goalObs   []uint64
 	index     obsIndex
 	ctx       []int32 // context sentences of the current action
+	memos     memos   // the admissible actions of the episode so far
 }
 
 // NewFeaturizer returns a featurizer for p's configuration.
@@ -125,6 +124,7 @@ func (z *Featurizer) Features(s *State) (*Features, error) {
 	z.instr = tokenize(s.Instruction, z.instr[:0])
 	z.instrText = s.Instruction
 	z.mem.reset(z.instr)
+	z.memos.reset()
 	for _, t := range s.History {
 		z.mem.addTurn(t)
 	}
@@ -182,14 +182,14 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 	z.index.build(z.obs, z.mem.goal)
 	f.state = z.stateIDs(s)
 	for a, text := range s.Admissible {
-		z.act = tokenize(text, z.act[:0])
-		z.actEnts = entities(z.act, z.actEnts[:0])
-		z.ctx = z.index.context(z.act, z.actEnts)
-		f.actIDs = z.actionText(f.actIDs)
+		m := z.memo(text)
+		z.ctx = z.index.context(m.toks, m.ents)
+		f.actIDs = z.contextIDs(f.actIDs)
+		f.actIDs = append(f.actIDs, m.textIDs...)
 		f.actMid = append(f.actMid, int32(len(f.actIDs)))
-		f.actIDs = z.actionCrossings(f.actIDs)
+		f.actIDs = z.crossings(m, f.actIDs)
 		f.actOff = append(f.actOff, int32(len(f.actIDs)))
-		z.actionFlags(f.flags[a*NumFlags : (a+1)*NumFlags])
+		z.actionFlags(m, f.flags[a*NumFlags:(a+1)*NumFlags])
 	}
 	return f, nil
 }
@@ -250,11 +250,14 @@ func (z *Featurizer) appendWords(ids []int32, nsWord, nsBigram uint64, toks []to
 	return ids
 }
 
-// actionText appends the action-side features that describe the action
-// itself — the content words of the observation text about its object, its
-// verb, words and bigrams — which feed both the action embedding and the
-// linear score.
-func (z *Featurizer) actionText(ids []int32) []int32 {
+// contextIDs appends the content words of the observation text about the
+// current action's object (z.ctx). With the verb, words and bigrams of the
+// action (actionMemo.textIDs) they describe the action itself and feed
+// both the action embedding and the linear score; the word crossings of
+// the action with the instruction, with the previous verb, and with every
+// verb used so far in the episode (which tells the stage of a task: taken,
+// cleaned, ...; see crossings) feed the linear score only.
+func (z *Featurizer) contextIDs(ids []int32) []int32 {
 	for _, sent := range z.ctx {
 		for _, t := range z.index.words(z.obs, sent) {
 			if t.content() {
@@ -262,60 +265,23 @@ func (z *Featurizer) actionText(ids []int32) []int32 {
 			}
 		}
 	}
-	if len(z.act) > 0 {
-		ids = append(ids, z.id(nsVerb, z.act[0].h))
-	}
-	return z.appendWords(ids, nsAct, nsActBigram, z.act)
-}
-
-// actionCrossings appends the word crossings of the action with the
-// instruction, with the previous verb, and with every verb used so far in
-// the episode (which tells the stage of a task: taken, cleaned, ...); they
-// feed the linear score only.
-func (z *Featurizer) actionCrossings(ids []int32) []int32 {
-	for _, t := range z.act {
-		if !t.content() {
-			continue
-		}
-		for _, g := range z.mem.goal {
-			ids = append(ids, z.id(nsCross, mix(g, t.h)))
-		}
-		if z.mem.turns > 0 {
-			ids = append(ids, z.id(nsPrevCross, mix(z.mem.prevVerb, t.h)))
-		}
-		for _, v := range z.mem.verbs {
-			ids = append(ids, z.id(nsVerbCross, mix(v, t.h)))
-		}
-	}
 	return ids
 }
 
-// actionFlags fills the match flags of z.act (with z.actEnts and z.ctx).
-func (z *Featurizer) actionFlags(fl []float64) {
-	content, goal := 0, 0
-	for _, t := range z.act {
-		if t.content() {
-			content++
-			if z.mem.isGoal(t.h) {
-				goal++
-			}
-		}
-	}
-	if content > 0 {
-		fl[flagGoalFrac] = float64(goal) / float64(content)
-	}
-	fl[flagAnyGoal] = b2f(goal > 0)
-	fl[flagVerbInGoal] = b2f(len(z.act) > 0 && z.mem.isGoal(z.act[0].h))
-	for _, e := range z.actEnts {
-		fl[flagGoalEntity] = max(fl[flagGoalEntity], b2f(z.mem.isGoal(e.word)))
+// actionFlags fills the match flags of m's action (with z.ctx).
+func (z *Featurizer) actionFlags(m *actionMemo, fl []float64) {
+	fl[flagGoalFrac] = m.goalFrac
+	fl[flagAnyGoal] = m.anyGoal
+	fl[flagVerbInGoal] = m.verbInGoal
+	fl[flagGoalEntity] = m.goalEntity
+	for _, e := range m.ents {
 		fl[flagVisited] = max(fl[flagVisited], b2f(z.mem.visited[e.h]))
 		fl[flagInObs] = max(fl[flagInObs], b2f(hasEntity(z.obsEnts, e.h)))
 		fl[flagSeenWithGoal] = max(fl[flagSeenWithGoal], b2f(z.mem.seenGoal[e.h] || slices.Contains(z.goalObs, e.h)))
 	}
-	h := actionHash(z.act)
-	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && h == z.mem.prevAct)
-	fl[flagRepeatCount] = math.Log1p(float64(z.mem.taken[h]))
-	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(z.act) > 0 && z.act[0].h == z.mem.prevVerb)
+	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && m.hash == z.mem.prevAct)
+	fl[flagRepeatCount] = math.Log1p(float64(z.mem.taken[m.hash]))
+	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(m.toks) > 0 && m.toks[0].h == z.mem.prevVerb)
 	fl[flagContextGoal] = z.index.goalFrac(z.ctx, len(z.mem.goal))
 }
 
