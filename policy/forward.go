@@ -67,9 +67,7 @@ func (p *Policy) Forward(f *Features, ps *Pass) {
 	} else {
 		p.hiddenGemm(f, ps)
 	}
-	for i, v := range ps.h {
-		ps.h[i] = math.Tanh(v)
-	}
+	tanhAll(ps.h)
 	p.scores(f, ps)
 	logSoftmax(ps.LogProbs, ps.Probs)
 	ps.Value = p.value(f.state, ps)
@@ -179,9 +177,7 @@ func (p *Policy) value(state []int32, ps *Pass) float64 {
 	blas64.Gemv(blas.NoTrans, 1,
 		blas64.General{Rows: l.h, Cols: l.d, Data: p.params[l.wv : l.wv+l.h*l.d], Stride: l.d},
 		blas64.Vector{N: l.d, Data: ps.xs, Inc: 1}, 1, blas64.Vector{N: l.h, Data: ps.vh, Inc: 1})
-	for i, v := range ps.vh {
-		ps.vh[i] = math.Tanh(v)
-	}
+	tanhAll(ps.vh)
 	v := dot(p.params[l.wv2:l.wv2+l.h], ps.vh) + p.params[l.cv]
 	if len(state) > 0 {
 		lin := 0.0
