@@ -108,8 +108,9 @@ type Featurizer struct {
 	obsEnts   []entity
 	goalObs   []uint64
 	index     obsIndex
-	ctx       []int32 // context sentences of the current action
-	memos     memos   // the admissible actions of the episode so far
+	ctx       []int32  // context sentences of the current action
+	memos     memos    // the admissible actions of the episode so far
+	work      Features // the features of the last state, see scratch
 }
 
 // NewFeaturizer returns a featurizer for p's configuration.
@@ -118,17 +119,15 @@ func (p *Policy) NewFeaturizer() *Featurizer {
 	return &Featurizer{buckets: b, pow2: b&(b-1) == 0, history: p.cfg.History, mem: newMemory()}
 }
 
+// suits reports whether z featurises states as p's own featurizers do.
+func (z *Featurizer) suits(p *Policy) bool {
+	return z.buckets == uint64(p.cfg.Buckets) && z.history == p.cfg.History
+}
+
 // Features computes the features of one state from scratch (reading its
 // whole history). It returns ErrNoActions for an empty admissible list.
 func (z *Featurizer) Features(s *State) (*Features, error) {
-	z.instr = tokenize(s.Instruction, z.instr[:0])
-	z.instrText = s.Instruction
-	z.mem.reset(z.instr)
-	z.memos.reset()
-	for _, t := range s.History {
-		z.mem.addTurn(t)
-	}
-	return z.current(s)
+	return z.kept(z.scratch(s, true))
 }
 
 // Next computes the features of s incrementally: s must be the state
@@ -136,11 +135,55 @@ func (z *Featurizer) Features(s *State) (*Features, error) {
 // of History. Rollouts use it to read each turn once; when s does not
 // extend the previous state by exactly one turn it falls back to Features.
 func (z *Featurizer) Next(s *State) (*Features, error) {
-	if len(s.History) != z.mem.turns+1 || s.Instruction != z.instrText {
-		return z.Features(s)
+	return z.kept(z.scratch(s, false))
+}
+
+// kept returns a compact copy of scratch features, for callers that keep
+// them.
+func (z *Featurizer) kept(f *Features, err error) (*Features, error) {
+	if err != nil {
+		return nil, err
 	}
-	z.mem.addTurn(s.History[len(s.History)-1])
-	return z.current(s)
+	return f.compact(), nil
+}
+
+// scratch computes the features of s, from scratch when first is set or s
+// does not continue the previous state, into the featurizer's own buffers:
+// they stay valid until its next call, which suits a caller that uses them
+// once (a rollout) and saves it their allocation.
+func (z *Featurizer) scratch(s *State, first bool) (*Features, error) {
+	if first || len(s.History) != z.mem.turns+1 || s.Instruction != z.instrText {
+		z.begin(s)
+	} else {
+		z.mem.addTurn(s.History[len(s.History)-1])
+	}
+	if err := z.fill(s, &z.work); err != nil {
+		return nil, err
+	}
+	return &z.work, nil
+}
+
+// begin reads the instruction and the whole history of s.
+func (z *Featurizer) begin(s *State) {
+	z.instr = tokenize(s.Instruction, z.instr[:0])
+	z.instrText = s.Instruction
+	z.mem.reset(z.instr)
+	z.memos.reset()
+	for _, t := range s.History {
+		z.mem.addTurn(t)
+	}
+}
+
+// compact returns a copy of f in two allocations sized to fit.
+func (f *Features) compact() *Features {
+	n := len(f.state) + len(f.actOff) + len(f.actMid) + len(f.actIDs)
+	all := make([]int32, 0, n)
+	take := func(v []int32) []int32 {
+		all = append(all, v...)
+		return all[len(all)-len(v) : len(all) : len(all)]
+	}
+	return &Features{state: take(f.state), actOff: take(f.actOff), actMid: take(f.actMid), actIDs: take(f.actIDs),
+		flags: append([]float64(nil), f.flags...)}
 }
 
 // Episode computes the features of the states of one episode in order, as
@@ -163,14 +206,16 @@ func (z *Featurizer) Episode(states []State) ([]*Features, error) {
 	return out, nil
 }
 
-// current computes s's features given that z.mem holds s's history and
-// z.instr its instruction tokens.
-func (z *Featurizer) current(s *State) (*Features, error) {
+// fill computes s's features into f, reusing its storage, given that
+// z.mem holds s's history and z.instr its instruction tokens.
+func (z *Featurizer) fill(s *State, f *Features) error {
 	n := len(s.Admissible)
 	if n == 0 {
-		return nil, ErrNoActions
+		return ErrNoActions
 	}
-	f := &Features{actOff: make([]int32, 1, n+1), actMid: make([]int32, 0, n), flags: make([]float64, n*NumFlags)}
+	f.actOff, f.actMid, f.actIDs = append(f.actOff[:0], 0), f.actMid[:0], f.actIDs[:0]
+	f.flags = grow(f.flags, n*NumFlags)
+	clear(f.flags)
 	z.obs = tokenize(s.Observation, z.obs[:0])
 	z.obsEnts = entities(z.obs, z.obsEnts[:0])
 	z.goalObs = z.goalObs[:0]
@@ -180,7 +225,7 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 		}
 	}
 	z.index.build(z.obs, z.mem.goal)
-	f.state = z.stateIDs(s)
+	f.state = z.stateIDs(s, f.state[:0])
 	for a, text := range s.Admissible {
 		m := z.memo(text)
 		z.ctx = z.index.context(m.toks, m.ents)
@@ -191,7 +236,7 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 		f.actOff = append(f.actOff, int32(len(f.actIDs)))
 		z.actionFlags(m, f.flags[a*NumFlags:(a+1)*NumFlags])
 	}
-	return f, nil
+	return nil
 }
 
 func (z *Featurizer) id(ns, h uint64) int32 {
@@ -205,8 +250,7 @@ func (z *Featurizer) id(ns, h uint64) int32 {
 // stateIDs lists the state-side features: bias, instruction words,
 // observation words and bigrams, the words of every earlier action, recent
 // action words, the last action, the step count.
-func (z *Featurizer) stateIDs(s *State) []int32 {
-	ids := make([]int32, 0, 2*len(z.obs)+len(z.instr)+16)
+func (z *Featurizer) stateIDs(s *State, ids []int32) []int32 {
 	ids = append(ids, z.id(nsBias, 0), z.id(nsStep, uint64(min(len(s.History), maxStepFeature))))
 	for _, t := range z.instr {
 		if t.content() {

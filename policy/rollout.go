@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/rspo-dev/rspo/envs"
@@ -93,8 +94,9 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 		maxSteps = DefaultMaxSteps
 	}
 	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x726f6c6c6f7574))
-	fz := p.NewFeaturizer()
-	var ps Pass
+	sc := getScratch(p)
+	defer scratchPool.Put(sc)
+	fz, ps := sc.fz, &sc.ps
 	var scores []float64
 	var hist []Turn
 	for !ep.Done() {
@@ -107,10 +109,10 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 		s := State{Instruction: t.Instruction, Observation: ep.Observation(), History: hist,
 			Admissible: append([]string(nil), ep.Admissible()...)}
 		key := ep.StateKey()
-		if err := forward(fz, p, &s, &ps, len(t.Steps) == 0); err != nil {
+		if err := forward(fz, p, &s, ps, len(t.Steps) == 0); err != nil {
 			return fmt.Errorf("step %d: %w", len(t.Steps), err)
 		}
-		tiltState(&ps, &s, opts.Tilt, opts.TiltStrength, &scores)
+		tiltState(ps, &s, opts.Tilt, opts.TiltStrength, &scores)
 		idx := Argmax(ps.Probs)
 		if !opts.Greedy {
 			idx = SampleIndex(ps.Probs, rng)
@@ -129,15 +131,28 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 	return nil
 }
 
+// rolloutScratch is what a rollout computes in: reused from one rollout to
+// the next, its buffers need no allocation and its action cache (see
+// actionCache) carries over while the parameters stay the same.
+type rolloutScratch struct {
+	fz *Featurizer
+	ps Pass
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(rolloutScratch) }}
+
+// getScratch returns a scratch whose featurizer suits p.
+func getScratch(p *Policy) *rolloutScratch {
+	sc := scratchPool.Get().(*rolloutScratch)
+	if sc.fz == nil || !sc.fz.suits(p) {
+		sc.fz = p.NewFeaturizer()
+	}
+	return sc
+}
+
 // forward runs the policy on s, leaving its distribution in ps.
 func forward(fz *Featurizer, p *Policy, s *State, ps *Pass, first bool) error {
-	var f *Features
-	var err error
-	if first {
-		f, err = fz.Features(s)
-	} else {
-		f, err = fz.Next(s)
-	}
+	f, err := fz.scratch(s, first)
 	if err != nil {
 		return err
 	}
