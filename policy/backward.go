@@ -35,7 +35,7 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 	f := ps.f
 	nA := len(dLogits)
 	ps.dpre = grow(ps.dpre, nA*l.h)
-	ps.dz = grow(ps.dz, nA*l.ina)
+	ps.dz = grow(ps.dz, nA*2*l.d)
 	w2 := p.params[l.w2 : l.w2+l.h]
 	gw2, gwf := g.data[l.w2:l.w2+l.h], g.data[l.wf:l.wf+NumFlags]
 	gb1 := g.data[l.b1 : l.b1+l.h]
@@ -56,16 +56,17 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 			g.data[l.lin(id)] += ds
 		}
 	}
-	dpre := blas64.General{Rows: nA, Cols: l.h, Data: ps.dpre, Stride: l.h}
-	z := blas64.General{Rows: nA, Cols: l.ina, Data: ps.z, Stride: l.ina}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dpre, z, 1, w1Action(l, g.data))
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dpre, p.w1Action(),
-		0, blas64.General{Rows: nA, Cols: l.ina, Data: ps.dz, Stride: l.ina})
+	// ∂W1a += dpreᵀ·z and ∂z = dpre·W1a, as Dgemm sums them; only the
+	// x_a and x_s⊙x_a columns of ∂z are needed.
+	addRows(g.data[l.w1+l.d:], l.in, ps.dpre, 1, l.h, ps.z, l.ina, l.h, nA, l.ina)
+	dw := 2 * l.d
+	clear(ps.dz[:nA*dw])
+	addRows(ps.dz, dw, ps.dpre, l.h, 1, p.params[l.w1+l.d:], l.in, nA, l.h, dw)
 	p.backStateShare(ps, nA, g)
 	ps.dxa = grow(ps.dxa, l.d)
 	dxa := ps.dxa
 	for a := range nA {
-		dz := ps.dz[a*l.ina : (a+1)*l.ina]
+		dz := ps.dz[a*dw : (a+1)*dw]
 		xa := ps.xa[a*l.d : (a+1)*l.d]
 		for i := range l.d {
 			ps.dxs[i] += dz[l.d+i] * xa[i]

@@ -29,7 +29,7 @@ type Pass struct {
 	acc   []float64   // 4H lane sums of the action in hand
 	// scratch for the backward pass
 	dpre []float64 // nA×H
-	dz   []float64 // nA×In
+	dz   []float64 // nA×2D: ∂z's x_a and x_s⊙x_a columns
 	dxs  []float64 // D
 	dxa  []float64 // D
 	dvh  []float64 // H

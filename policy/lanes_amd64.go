@@ -46,3 +46,22 @@ func hiddenUnits(h, hs, lanes, x, tail, w []float64, stride int) {
 	}
 	hiddenUnitsGo(h, hs, lanes, x, tail, w, stride)
 }
+
+//go:noescape
+func addRowsAVX(y *float64, ys int, coef *float64, cs, ci int, x *float64, xs, rows, terms, n int)
+
+// addRows adds, for every row r < rows and term s < terms in order,
+// c·x[s*xs:][:n] to y[r*ys:][:n], where c = coef[r*cs+s*ci], skipping
+// c = 0: the sums of gonum's Dgemm, element by element.
+func addRows(y []float64, ys int, coef []float64, cs, ci int, x []float64, xs, rows, terms, n int) {
+	if rows == 0 || terms == 0 || n == 0 {
+		return
+	}
+	// bounds for the assembly
+	_, _, _ = y[(rows-1)*ys+n-1], coef[(rows-1)*cs+(terms-1)*ci], x[(terms-1)*xs+n-1]
+	if hasAVX {
+		addRowsAVX(&y[0], ys, &coef[0], cs, ci, &x[0], xs, rows, terms, n)
+		return
+	}
+	addRowsGo(y, ys, coef, cs, ci, x, xs, rows, terms, n)
+}

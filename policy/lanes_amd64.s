@@ -111,3 +111,83 @@ hcombine:
 hdone:
 	VZEROUPPER
 	RET
+
+// func addRowsAVX(y *float64, ys int, coef *float64, cs, ci int, x *float64, xs, rows, terms, n int)
+//
+// For r < rows, for s < terms in order, with c = coef[r*cs+s*ci] != 0:
+// y[r*ys:][:n] += c * x[s*xs:][:n], element by element (a multiply, then
+// an add): gonum's AxpyUnitary, as its Dgemm calls it.
+TEXT ·addRowsAVX(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ys+8(FP), R8
+	MOVQ coef+16(FP), R9
+	MOVQ cs+24(FP), R10
+	MOVQ ci+32(FP), R11
+	MOVQ x+40(FP), SI
+	MOVQ xs+48(FP), R12
+	MOVQ terms+64(FP), R14
+	MOVQ n+72(FP), R15
+	SHLQ $3, R8  // bytes between rows of y
+	SHLQ $3, R10 // bytes between coefficient rows
+	SHLQ $3, R11 // bytes between coefficients of a row
+	SHLQ $3, R12 // bytes between rows of x
+	MOVQ R15, R13
+	ANDQ $-4, R13 // elements in whole blocks
+	CMPQ rows+56(FP), $0
+	JE   adone
+	TESTQ R14, R14
+	JE   adone
+	VXORPD X7, X7, X7
+
+arow:
+	MOVQ R9, CX  // &coef[r*cs]
+	MOVQ SI, DX  // &x[0]
+	MOVQ R14, BX // terms left
+
+aterm:
+	VMOVSD   (CX), X0
+	VUCOMISD X7, X0
+	JNE      ause
+	JPS      ause // NaN is not zero
+	JMP      anext
+
+ause:
+	VBROADCASTSD (CX), Y0
+	XORQ         AX, AX
+	CMPQ         AX, R13
+	JGE          ascalar
+
+ablock:
+	VMULPD  (DX)(AX*8), Y0, Y1
+	VADDPD  (DI)(AX*8), Y1, Y1
+	VMOVUPD Y1, (DI)(AX*8)
+	ADDQ    $4, AX
+	CMPQ    AX, R13
+	JLT     ablock
+
+ascalar:
+	CMPQ AX, R15
+	JGE  anext
+
+ascalarloop:
+	VMULSD (DX)(AX*8), X0, X1
+	VADDSD (DI)(AX*8), X1, X1
+	VMOVSD X1, (DI)(AX*8)
+	INCQ   AX
+	CMPQ   AX, R15
+	JLT    ascalarloop
+
+anext:
+	ADDQ R11, CX
+	ADDQ R12, DX
+	DECQ BX
+	JNZ  aterm
+
+	ADDQ R10, R9
+	ADDQ R8, DI
+	DECQ rows+56(FP)
+	JNZ  arow
+
+adone:
+	VZEROUPPER
+	RET

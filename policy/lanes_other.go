@@ -15,3 +15,10 @@ func laneSums(acc, x, w []float64, stride, h int) { laneSumsGo(acc, x, w, stride
 func hiddenUnits(h, hs, lanes, x, tail, w []float64, stride int) {
 	hiddenUnitsGo(h, hs, lanes, x, tail, w, stride)
 }
+
+// addRows adds, for every row r < rows and term s < terms in order,
+// c·x[s*xs:][:n] to y[r*ys:][:n], where c = coef[r*cs+s*ci], skipping
+// c = 0: the sums of gonum's Dgemm, element by element.
+func addRows(y []float64, ys int, coef []float64, cs, ci int, x []float64, xs, rows, terms, n int) {
+	addRowsGo(y, ys, coef, cs, ci, x, xs, rows, terms, n)
+}

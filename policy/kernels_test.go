@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // randomFeatures builds features of nA actions over p's buckets, with
@@ -92,6 +95,69 @@ func compareHidden(t *testing.T, p *Policy, f *Features, rows, gemm *Pass) {
 	for i := range rows.z {
 		if math.Float64bits(rows.z[i]) != math.Float64bits(gemm.z[i]) {
 			t.Fatalf("input %d: rows %v, product %v", i, rows.z[i], gemm.z[i])
+		}
+	}
+}
+
+// TestAddRowsMatchesGemm checks the backward pass's products bit for bit
+// against the Dgemm calls they replace, over sizes around every block
+// boundary and coefficients that are zero, negative zero or NaN.
+func TestAddRowsMatchesGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	coef := func() float64 {
+		switch rng.IntN(6) {
+		case 0:
+			return 0
+		case 1:
+			return math.Copysign(0, -1)
+		case 2:
+			if rng.IntN(20) == 0 {
+				return math.NaN()
+			}
+		}
+		return rng.NormFloat64()
+	}
+	for _, m := range []int{1, 2, 5, 27} {
+		for _, k := range []int{1, 3, 32} {
+			for _, n := range []int{1, 3, 4, 7, 16, 43} {
+				a := make([]float64, m*k) // m×k
+				for i := range a {
+					a[i] = coef()
+				}
+				b := make([]float64, k*(n+2)) // k×n, stride n+2
+				for i := range b {
+					b[i] = rng.NormFloat64()
+				}
+				c0 := make([]float64, m*(n+1)) // m×n, stride n+1
+				for i := range c0 {
+					c0[i] = rng.NormFloat64()
+				}
+				// C += A·B
+				want := append([]float64(nil), c0...)
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: m, Cols: k, Data: a, Stride: k},
+					blas64.General{Rows: k, Cols: n, Data: b, Stride: n + 2}, 1, blas64.General{Rows: m, Cols: n, Data: want, Stride: n + 1})
+				got := append([]float64(nil), c0...)
+				addRows(got, n+1, a, k, 1, b, n+2, m, k, n)
+				sameBits(t, fmt.Sprintf("A·B %d×%d×%d", m, k, n), got, want)
+				// C += Aᵀ·B with A k×m: coefficient (r, s) is a[s*m+r]
+				at := make([]float64, k*m)
+				copy(at, a)
+				want = append(want[:0], c0...)
+				blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: k, Cols: m, Data: at, Stride: m},
+					blas64.General{Rows: k, Cols: n, Data: b, Stride: n + 2}, 1, blas64.General{Rows: m, Cols: n, Data: want, Stride: n + 1})
+				got = append(got[:0], c0...)
+				addRows(got, n+1, at, 1, m, b, n+2, m, k, n)
+				sameBits(t, fmt.Sprintf("Aᵀ·B %d×%d×%d", m, k, n), got, want)
+			}
+		}
+	}
+}
+
+func sameBits(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	for i := range want {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%s: element %d: got %v, want %v", what, i, got[i], want[i])
 		}
 	}
 }

@@ -1,14 +1,19 @@
 package policy
 
-// The hidden layer's pre-activations, one action at a time, in exactly the
-// floating-point order of the matrix product they replace: gonum's Dgemm
-// computes every entry as hs[j] + DotUnitary(z_a, W1a[j]), and DotUnitary
+// Kernels for the dense layers. The hidden layer's pre-activations are
+// computed one action at a time, in exactly the floating-point order of
+// the matrix product they replace: gonum's Dgemm computes every entry as
+// hs[j] + DotUnitary(z_a, W1a[j]), and DotUnitary
 // (amd64) keeps four running sums — lane i%4 takes element i of each
 // 4-element block, lane 0 takes the 1–3 elements past the last block — and
 // returns (s0+s2)+(s1+s3). Computing each lane in that order gives the same
 // bits; four lanes fit one AVX register (laneSums), and since the x_a block
 // of z depends on the action's embedding alone, its lane sums are kept per
 // distinct embedding (actionCache).
+//
+// The backward pass's products are sums of scaled rows, element by element
+// (addRows), which any loop order over the rows reproduces as long as each
+// element takes its terms in order.
 //
 // Products are written float64(x*y) so that no compiler may fuse them into
 // an FMA, which the assembly it mirrors does not do.
@@ -100,5 +105,21 @@ func addLanes(s *[4]float64, x, w []float64, k0 int) {
 	w = w[:len(x)]
 	for i, v := range x {
 		s[(k0+i)&3] += float64(v * w[i])
+	}
+}
+
+// addRowsGo is addRows without vector instructions.
+func addRowsGo(y []float64, ys int, coef []float64, cs, ci int, x []float64, xs, rows, terms, n int) {
+	for r := range rows {
+		yr := y[r*ys : r*ys+n]
+		for s := range terms {
+			c := coef[r*cs+s*ci]
+			if c == 0 {
+				continue
+			}
+			for i, v := range x[s*xs : s*xs+n] {
+				yr[i] += float64(c * v)
+			}
+		}
 	}
 }
