@@ -116,7 +116,10 @@ hdone:
 //
 // For r < rows, for s < terms in order, with c = coef[r*cs+s*ci] != 0:
 // y[r*ys:][:n] += c * x[s*xs:][:n], element by element (a multiply, then
-// an add): gonum's AxpyUnitary, as its Dgemm calls it.
+// an add): gonum's AxpyUnitary, as its Dgemm calls it. A stretch of 32,
+// then 16 elements of a row of y stays in registers while every term is
+// added to it, which leaves each element's sum in term order; the last
+// 1–15 elements go through masked loads and stores.
 TEXT ·addRowsAVX(SB), NOSPLIT, $0-80
 	MOVQ y+0(FP), DI
 	MOVQ ys+8(FP), R8
@@ -131,8 +134,7 @@ TEXT ·addRowsAVX(SB), NOSPLIT, $0-80
 	SHLQ $3, R10 // bytes between coefficient rows
 	SHLQ $3, R11 // bytes between coefficients of a row
 	SHLQ $3, R12 // bytes between rows of x
-	MOVQ R15, R13
-	ANDQ $-4, R13 // elements in whole blocks
+	SHLQ $3, R15 // bytes of a row
 	CMPQ rows+56(FP), $0
 	JE   adone
 	TESTQ R14, R14
@@ -140,49 +142,159 @@ TEXT ·addRowsAVX(SB), NOSPLIT, $0-80
 	VXORPD X7, X7, X7
 
 arow:
-	MOVQ R9, CX  // &coef[r*cs]
-	MOVQ SI, DX  // &x[0]
-	MOVQ R14, BX // terms left
+	XORQ AX, AX // byte offset of the stretch in the row
 
-aterm:
+a32:
+	LEAQ 256(AX), R13
+	CMPQ R13, R15
+	JGT  a16
+	VMOVUPD 0(DI)(AX*1), Y2
+	VMOVUPD 32(DI)(AX*1), Y3
+	VMOVUPD 64(DI)(AX*1), Y4
+	VMOVUPD 96(DI)(AX*1), Y5
+	VMOVUPD 128(DI)(AX*1), Y6
+	VMOVUPD 160(DI)(AX*1), Y7
+	VMOVUPD 192(DI)(AX*1), Y8
+	VMOVUPD 224(DI)(AX*1), Y9
+	MOVQ    R9, CX
+	LEAQ    (SI)(AX*1), DX
+	MOVQ    R14, BX
+
+a32term:
 	VMOVSD   (CX), X0
 	VUCOMISD X7, X0
-	JNE      ause
-	JPS      ause // NaN is not zero
-	JMP      anext
+	JNE      a32use
+	JPS      a32use // NaN is not zero
+	JMP      a32next
 
-ause:
+a32use:
 	VBROADCASTSD (CX), Y0
-	XORQ         AX, AX
-	CMPQ         AX, R13
-	JGE          ascalar
+	VMULPD       0(DX), Y0, Y1
+	VADDPD       Y1, Y2, Y2
+	VMULPD       32(DX), Y0, Y1
+	VADDPD       Y1, Y3, Y3
+	VMULPD       64(DX), Y0, Y1
+	VADDPD       Y1, Y4, Y4
+	VMULPD       96(DX), Y0, Y1
+	VADDPD       Y1, Y5, Y5
+	VMULPD       128(DX), Y0, Y1
+	VADDPD       Y1, Y6, Y6
+	VMULPD       160(DX), Y0, Y1
+	VADDPD       Y1, Y7, Y7
+	VMULPD       192(DX), Y0, Y1
+	VADDPD       Y1, Y8, Y8
+	VMULPD       224(DX), Y0, Y1
+	VADDPD       Y1, Y9, Y9
 
-ablock:
-	VMULPD  (DX)(AX*8), Y0, Y1
-	VADDPD  (DI)(AX*8), Y1, Y1
-	VMOVUPD Y1, (DI)(AX*8)
-	ADDQ    $4, AX
-	CMPQ    AX, R13
-	JLT     ablock
-
-ascalar:
-	CMPQ AX, R15
-	JGE  anext
-
-ascalarloop:
-	VMULSD (DX)(AX*8), X0, X1
-	VADDSD (DI)(AX*8), X1, X1
-	VMOVSD X1, (DI)(AX*8)
-	INCQ   AX
-	CMPQ   AX, R15
-	JLT    ascalarloop
-
-anext:
+a32next:
 	ADDQ R11, CX
 	ADDQ R12, DX
 	DECQ BX
-	JNZ  aterm
+	JNZ  a32term
+	VMOVUPD Y2, 0(DI)(AX*1)
+	VMOVUPD Y3, 32(DI)(AX*1)
+	VMOVUPD Y4, 64(DI)(AX*1)
+	VMOVUPD Y5, 96(DI)(AX*1)
+	VMOVUPD Y6, 128(DI)(AX*1)
+	VMOVUPD Y7, 160(DI)(AX*1)
+	VMOVUPD Y8, 192(DI)(AX*1)
+	VMOVUPD Y9, 224(DI)(AX*1)
+	ADDQ $256, AX
+	JMP  a32
 
+a16:
+	LEAQ 128(AX), R13
+	CMPQ R13, R15
+	JGT  amask
+	VMOVUPD 0(DI)(AX*1), Y2
+	VMOVUPD 32(DI)(AX*1), Y3
+	VMOVUPD 64(DI)(AX*1), Y4
+	VMOVUPD 96(DI)(AX*1), Y5
+	MOVQ    R9, CX
+	LEAQ    (SI)(AX*1), DX
+	MOVQ    R14, BX
+
+a16term:
+	VMOVSD   (CX), X0
+	VUCOMISD X7, X0
+	JNE      a16use
+	JPS      a16use // NaN is not zero
+	JMP      a16next
+
+a16use:
+	VBROADCASTSD (CX), Y0
+	VMULPD       0(DX), Y0, Y1
+	VADDPD       Y1, Y2, Y2
+	VMULPD       32(DX), Y0, Y1
+	VADDPD       Y1, Y3, Y3
+	VMULPD       64(DX), Y0, Y1
+	VADDPD       Y1, Y4, Y4
+	VMULPD       96(DX), Y0, Y1
+	VADDPD       Y1, Y5, Y5
+
+a16next:
+	ADDQ R11, CX
+	ADDQ R12, DX
+	DECQ BX
+	JNZ  a16term
+	VMOVUPD Y2, 0(DI)(AX*1)
+	VMOVUPD Y3, 32(DI)(AX*1)
+	VMOVUPD Y4, 64(DI)(AX*1)
+	VMOVUPD Y5, 96(DI)(AX*1)
+	ADDQ $128, AX
+
+amask:
+	MOVQ R15, R13
+	SUBQ AX, R13 // bytes left, 0..120
+	JE   arownext
+	// lane i of the 16 is live iff i < left: masks from tailMask[16-left:]
+	LEAQ    ·tailMask+128(SB), BX
+	SUBQ    R13, BX
+	VMOVUPD (BX), Y8
+	VMOVUPD 32(BX), Y9
+	VMOVUPD 64(BX), Y10
+	VMOVUPD 96(BX), Y11
+	VMASKMOVPD 0(DI)(AX*1), Y8, Y2
+	VMASKMOVPD 32(DI)(AX*1), Y9, Y3
+	VMASKMOVPD 64(DI)(AX*1), Y10, Y4
+	VMASKMOVPD 96(DI)(AX*1), Y11, Y5
+	MOVQ    R9, CX
+	LEAQ    (SI)(AX*1), DX
+	MOVQ    R14, BX
+
+amterm:
+	VMOVSD   (CX), X0
+	VUCOMISD X7, X0
+	JNE      amuse
+	JPS      amuse // NaN is not zero
+	JMP      amnext
+
+amuse:
+	VBROADCASTSD (CX), Y0
+	VMASKMOVPD 0(DX), Y8, Y1
+	VMULPD       Y1, Y0, Y1
+	VADDPD       Y1, Y2, Y2
+	VMASKMOVPD 32(DX), Y9, Y1
+	VMULPD       Y1, Y0, Y1
+	VADDPD       Y1, Y3, Y3
+	VMASKMOVPD 64(DX), Y10, Y1
+	VMULPD       Y1, Y0, Y1
+	VADDPD       Y1, Y4, Y4
+	VMASKMOVPD 96(DX), Y11, Y1
+	VMULPD       Y1, Y0, Y1
+	VADDPD       Y1, Y5, Y5
+
+amnext:
+	ADDQ R11, CX
+	ADDQ R12, DX
+	DECQ BX
+	JNZ  amterm
+	VMASKMOVPD Y2, Y8, 0(DI)(AX*1)
+	VMASKMOVPD Y3, Y9, 32(DI)(AX*1)
+	VMASKMOVPD Y4, Y10, 64(DI)(AX*1)
+	VMASKMOVPD Y5, Y11, 96(DI)(AX*1)
+
+arownext:
 	ADDQ R10, R9
 	ADDQ R8, DI
 	DECQ rows+56(FP)
@@ -191,3 +303,38 @@ anext:
 adone:
 	VZEROUPPER
 	RET
+
+// tailMask is 16 all-ones lanes, then 16 zero lanes.
+DATA ·tailMask+0(SB)/8, $-1
+DATA ·tailMask+8(SB)/8, $-1
+DATA ·tailMask+16(SB)/8, $-1
+DATA ·tailMask+24(SB)/8, $-1
+DATA ·tailMask+32(SB)/8, $-1
+DATA ·tailMask+40(SB)/8, $-1
+DATA ·tailMask+48(SB)/8, $-1
+DATA ·tailMask+56(SB)/8, $-1
+DATA ·tailMask+64(SB)/8, $-1
+DATA ·tailMask+72(SB)/8, $-1
+DATA ·tailMask+80(SB)/8, $-1
+DATA ·tailMask+88(SB)/8, $-1
+DATA ·tailMask+96(SB)/8, $-1
+DATA ·tailMask+104(SB)/8, $-1
+DATA ·tailMask+112(SB)/8, $-1
+DATA ·tailMask+120(SB)/8, $-1
+DATA ·tailMask+128(SB)/8, $0
+DATA ·tailMask+136(SB)/8, $0
+DATA ·tailMask+144(SB)/8, $0
+DATA ·tailMask+152(SB)/8, $0
+DATA ·tailMask+160(SB)/8, $0
+DATA ·tailMask+168(SB)/8, $0
+DATA ·tailMask+176(SB)/8, $0
+DATA ·tailMask+184(SB)/8, $0
+DATA ·tailMask+192(SB)/8, $0
+DATA ·tailMask+200(SB)/8, $0
+DATA ·tailMask+208(SB)/8, $0
+DATA ·tailMask+216(SB)/8, $0
+DATA ·tailMask+224(SB)/8, $0
+DATA ·tailMask+232(SB)/8, $0
+DATA ·tailMask+240(SB)/8, $0
+DATA ·tailMask+248(SB)/8, $0
+GLOBL ·tailMask(SB), RODATA|NOPTR, $256
