@@ -49,6 +49,7 @@ done:
 // lanes lanes[4j:4j+4], add x[4b:4b+4] * w_j[4b:][:4] for b = 0, 1, ...
 // (n elements), then tail[t] * w_j[n+t] to lane 0 for t < nt, and write
 // h[j] = hs[j] + ((s0 + s2) + (s1 + s3)): DotUnitary's order to the end.
+// Four units at a time share the loads of x and overlap their sums.
 TEXT ·hiddenAVX(SB), NOSPLIT, $0-80
 	MOVQ h+0(FP), DI
 	MOVQ hs+8(FP), R10
@@ -57,13 +58,111 @@ TEXT ·hiddenAVX(SB), NOSPLIT, $0-80
 	MOVQ tail+32(FP), R12
 	MOVQ w+40(FP), DX
 	MOVQ n+48(FP), CX
-	MOVQ nt+56(FP), R13
 	MOVQ stride+64(FP), R8
 	MOVQ units+72(FP), R9
 	SHLQ $3, CX // bytes of x
 	SHLQ $3, R8 // bytes between rows of w
+
+hquad:
+	CMPQ R9, $4
+	JLT  hone
+	LEAQ (DX)(R8*1), R13
+	LEAQ (R13)(R8*1), R14
+	LEAQ (R14)(R8*1), R15
+	VMOVUPD (R11), Y0
+	VMOVUPD 32(R11), Y1
+	VMOVUPD 64(R11), Y2
+	VMOVUPD 96(R11), Y3
+	XORQ    AX, AX
+	TESTQ   CX, CX
+	JE      hqtail
+
+hqblock:
+	VMOVUPD (SI)(AX*1), Y4
+	VMULPD  (DX)(AX*1), Y4, Y5
+	VADDPD  Y5, Y0, Y0
+	VMULPD  (R13)(AX*1), Y4, Y5
+	VADDPD  Y5, Y1, Y1
+	VMULPD  (R14)(AX*1), Y4, Y5
+	VADDPD  Y5, Y2, Y2
+	VMULPD  (R15)(AX*1), Y4, Y5
+	VADDPD  Y5, Y3, Y3
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     hqblock
+
+hqtail:
+	VEXTRACTF128 $1, Y0, X6 // (s2, s3) of each unit; X0..X3 keep (s0, s1)
+	VEXTRACTF128 $1, Y1, X7
+	VEXTRACTF128 $1, Y2, X8
+	VEXTRACTF128 $1, Y3, X9
+	MOVQ         nt+56(FP), BX
+	TESTQ        BX, BX
+	JE           hqcombine
+	MOVQ         R12, AX // &tail[t]
+	LEAQ         (DX)(CX*1), DX // &w_j[n+t], and the next three rows
+	LEAQ         (R13)(CX*1), R13
+	LEAQ         (R14)(CX*1), R14
+	LEAQ         (R15)(CX*1), R15
+
+hqtailloop:
+	VMOVSD (AX), X10
+	VMULSD (DX), X10, X11
+	VADDSD X11, X0, X0 // s0 += tail·w, s1 kept
+	VMULSD (R13), X10, X11
+	VADDSD X11, X1, X1
+	VMULSD (R14), X10, X11
+	VADDSD X11, X2, X2
+	VMULSD (R15), X10, X11
+	VADDSD X11, X3, X3
+	ADDQ   $8, AX
+	ADDQ   $8, DX
+	ADDQ   $8, R13
+	ADDQ   $8, R14
+	ADDQ   $8, R15
+	DECQ   BX
+	JNZ    hqtailloop
+	MOVQ   nt+56(FP), BX // back to the start of the rows
+	SHLQ   $3, BX
+	SUBQ   BX, DX
+	SUBQ   CX, DX
+
+hqcombine:
+	VADDPD    X6, X0, X0 // (s0+s2, s1+s3)
+	VADDPD    X7, X1, X1
+	VADDPD    X8, X2, X2
+	VADDPD    X9, X3, X3
+	VUNPCKHPD X0, X0, X6 // (s1+s3, ·)
+	VUNPCKHPD X1, X1, X7
+	VUNPCKHPD X2, X2, X8
+	VUNPCKHPD X3, X3, X9
+	VADDSD    X6, X0, X0 // (s0+s2) + (s1+s3)
+	VADDSD    X7, X1, X1
+	VADDSD    X8, X2, X2
+	VADDSD    X9, X3, X3
+	VMOVSD    (R10), X12
+	VADDSD    X0, X12, X12 // hs[j] + dot
+	VMOVSD    X12, (DI)
+	VMOVSD    8(R10), X12
+	VADDSD    X1, X12, X12
+	VMOVSD    X12, 8(DI)
+	VMOVSD    16(R10), X12
+	VADDSD    X2, X12, X12
+	VMOVSD    X12, 16(DI)
+	VMOVSD    24(R10), X12
+	VADDSD    X3, X12, X12
+	VMOVSD    X12, 24(DI)
+	ADDQ      $32, DI
+	ADDQ      $32, R10
+	ADDQ      $128, R11
+	LEAQ      (DX)(R8*4), DX
+	SUBQ      $4, R9
+	JMP       hquad
+
+hone:
 	TESTQ R9, R9
-	JE   hdone
+	JE    hdone
+	MOVQ  nt+56(FP), R13
 
 hunit:
 	VMOVUPD (R11), Y0
