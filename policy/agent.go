@@ -59,7 +59,7 @@ func (a *Agent) Act(ep envs.Episode, rng *rand.Rand) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a.p.Forward(f, &a.ps)
+	a.p.distribution(f, &a.ps)
 	tiltState(&a.ps, &s, a.tilt, a.lambda, &a.scores)
 	idx := Argmax(a.ps.Probs)
 	if !a.greedy {

@@ -56,6 +56,13 @@ func (ps *Pass) size(l *layout, nA int) {
 // Forward computes the distribution and value of the state f describes
 // into ps, keeping the activations for Backward.
 func (p *Policy) Forward(f *Features, ps *Pass) {
+	p.distribution(f, ps)
+	ps.Value = p.value(f.state, ps)
+}
+
+// distribution is Forward without the value head, for callers that only
+// act (ps.Value is left as it was).
+func (p *Policy) distribution(f *Features, ps *Pass) {
 	l := &p.lay
 	nA := f.NumActions()
 	ps.size(l, nA)
@@ -70,7 +77,6 @@ func (p *Policy) Forward(f *Features, ps *Pass) {
 	tanhAll(ps.h)
 	p.scores(f, ps)
 	logSoftmax(ps.LogProbs, ps.Probs)
-	ps.Value = p.value(f.state, ps)
 }
 
 // embed writes (1/√n)·Σ emb[id] into x.

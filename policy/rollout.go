@@ -156,7 +156,7 @@ func forward(fz *Featurizer, p *Policy, s *State, ps *Pass, first bool) error {
 	if err != nil {
 		return err
 	}
-	p.Forward(f, ps)
+	p.distribution(f, ps) // a rollout records no value
 	return nil
 }
 
