@@ -103,7 +103,12 @@ type Featurizer struct {
 	mem       *memory
 	instr     []token
 	instrText string
+	instrIDs  []int32 // the instruction's content words
+	wordIDs   []int32 // the content words of the episode's actions, as mem.words
 	obs       []token
+	obsText   string // the text of obs
+	turnObs   []token
+	actToks   []token
 	hist      []token
 	obsEnts   []entity
 	goalObs   []uint64
@@ -155,7 +160,7 @@ func (z *Featurizer) scratch(s *State, first bool) (*Features, error) {
 	if first || len(s.History) != z.mem.turns+1 || s.Instruction != z.instrText {
 		z.begin(s)
 	} else {
-		z.mem.addTurn(s.History[len(s.History)-1])
+		z.addTurn(s.History[len(s.History)-1])
 	}
 	if err := z.fill(s, &z.work); err != nil {
 		return nil, err
@@ -169,9 +174,42 @@ func (z *Featurizer) begin(s *State) {
 	z.instrText = s.Instruction
 	z.mem.reset(z.instr)
 	z.memos.reset()
-	for _, t := range s.History {
-		z.mem.addTurn(t)
+	z.instrIDs = z.instrIDs[:0]
+	for _, t := range z.instr {
+		if t.content() {
+			z.instrIDs = append(z.instrIDs, z.id(nsInstr, t.h))
+		}
 	}
+	z.wordIDs = z.wordIDs[:0]
+	z.obsText = ""
+	for _, t := range s.History {
+		z.addTurn(t)
+	}
+}
+
+// addTurn records one finished turn in z.mem. The turn's observation is
+// usually the one z.obs holds, and its action one of the episode's memos,
+// so neither is tokenised again.
+func (z *Featurizer) addTurn(t Turn) {
+	obs := z.obs
+	if t.Observation != z.obsText {
+		z.turnObs = tokenize(t.Observation, z.turnObs[:0])
+		obs = z.turnObs
+	}
+	z.mem.addTurn(obs, z.actionTokens(t.Action))
+	for _, w := range z.mem.words[len(z.wordIDs):] {
+		z.wordIDs = append(z.wordIDs, z.id(nsEpisodeWord, w))
+	}
+}
+
+// actionTokens returns the tokens of an action text: its memo's if it has
+// one (valid until the next call otherwise).
+func (z *Featurizer) actionTokens(text string) []token {
+	if m, ok := z.memos.byText[text]; ok {
+		return m.toks
+	}
+	z.actToks = tokenize(text, z.actToks[:0])
+	return z.actToks
 }
 
 // compact returns a copy of f in two allocations sized to fit.
@@ -216,7 +254,7 @@ func (z *Featurizer) fill(s *State, f *Features) error {
 	f.actOff, f.actMid, f.actIDs = append(f.actOff[:0], 0), f.actMid[:0], f.actIDs[:0]
 	f.flags = grow(f.flags, n*NumFlags)
 	clear(f.flags)
-	z.obs = tokenize(s.Observation, z.obs[:0])
+	z.obs, z.obsText = tokenize(s.Observation, z.obs[:0]), s.Observation
 	z.obsEnts = entities(z.obs, z.obsEnts[:0])
 	z.goalObs = z.goalObs[:0]
 	for _, e := range z.obsEnts {
@@ -252,18 +290,12 @@ func (z *Featurizer) id(ns, h uint64) int32 {
 // action words, the last action, the step count.
 func (z *Featurizer) stateIDs(s *State, ids []int32) []int32 {
 	ids = append(ids, z.id(nsBias, 0), z.id(nsStep, uint64(min(len(s.History), maxStepFeature))))
-	for _, t := range z.instr {
-		if t.content() {
-			ids = append(ids, z.id(nsInstr, t.h))
-		}
-	}
+	ids = append(ids, z.instrIDs...)
 	ids = z.appendWords(ids, nsObs, nsObsBigram, z.obs)
-	for _, w := range z.mem.words {
-		ids = append(ids, z.id(nsEpisodeWord, w))
-	}
+	ids = append(ids, z.wordIDs...)
 	from := max(0, len(s.History)-z.history)
 	for i := from; i < len(s.History); i++ {
-		z.hist = tokenize(s.History[i].Action, z.hist[:0])
+		z.hist = z.actionTokens(s.History[i].Action)
 		last := i == len(s.History)-1
 		for j, t := range z.hist {
 			if t.content() {

@@ -12,7 +12,6 @@ type memory struct {
 	verbs    []uint64        // distinct verbs of earlier actions, first use first
 	words    []uint64        // distinct content words of earlier actions
 	turns    int             // turns added so far
-	scratch  []token
 	ents     []entity
 }
 
@@ -65,24 +64,23 @@ func (m *memory) sentenceHasGoal(toks []token, sent int32) bool {
 	return false
 }
 
-// addTurn records one finished turn.
-func (m *memory) addTurn(t Turn) {
-	m.scratch = tokenize(t.Observation, m.scratch[:0])
-	m.observe(m.scratch)
-	m.scratch = tokenize(t.Action, m.scratch[:0])
-	m.ents = entities(m.scratch, m.ents[:0])
+// addTurn records one finished turn, given the tokens of its observation
+// and of its action.
+func (m *memory) addTurn(obs, act []token) {
+	m.observe(obs)
+	m.ents = entities(act, m.ents[:0])
 	for _, e := range m.ents {
 		m.visited[e.h] = true
 	}
-	h := actionHash(m.scratch)
+	h := actionHash(act)
 	m.taken[h]++
 	m.prevAct = h
 	m.prevVerb = 0
-	if len(m.scratch) > 0 {
-		m.prevVerb = m.scratch[0].h
+	if len(act) > 0 {
+		m.prevVerb = act[0].h
 		m.verbs = addUnique(m.verbs, m.prevVerb)
 	}
-	for _, t := range m.scratch {
+	for _, t := range act {
 		if t.content() {
 			m.words = addUnique(m.words, t.h)
 		}
