@@ -56,15 +56,10 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 			g.data[l.lin(id)] += ds
 		}
 	}
-	// ∂W1a += dpreᵀ·z and ∂z = dpre·W1a, as Dgemm sums them; only the
-	// x_a and x_s⊙x_a columns of ∂z are needed.
-	addRows(g.data[l.w1+l.d:], l.in, ps.dpre, 1, l.h, ps.z, l.ina, l.h, nA, l.ina)
-	dw := 2 * l.d
-	clear(ps.dz[:nA*dw])
-	addRows(ps.dz, dw, ps.dpre, l.h, 1, p.params[l.w1+l.d:], l.in, nA, l.h, dw)
+	p.backHidden(ps, nA, g)
 	p.backStateShare(ps, nA, g)
 	ps.dxa = grow(ps.dxa, l.d)
-	dxa := ps.dxa
+	dxa, dw := ps.dxa, 2*l.d
 	for a := range nA {
 		dz := ps.dz[a*dw : (a+1)*dw]
 		xa := ps.xa[a*l.d : (a+1)*l.d]
@@ -74,6 +69,26 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 		}
 		p.backEmbed(f.embedded(a), dxa, g)
 	}
+}
+
+// backHidden adds ∂W1a = dpreᵀ·z to g and writes ∂z = dpre·W1a into
+// ps.dz, as Dgemm sums them; only the x_a and x_s⊙x_a columns of ∂z, the
+// ones read, are computed.
+func (p *Policy) backHidden(ps *Pass, nA int, g *Grads) {
+	l := &p.lay
+	dw := 2 * l.d
+	clear(ps.dz[:nA*dw])
+	if exactKernels {
+		addRows(g.data[l.w1+l.d:], l.in, ps.dpre, 1, l.h, ps.z, l.ina, l.h, nA, l.ina)
+		addRows(ps.dz, dw, ps.dpre, l.h, 1, p.params[l.w1+l.d:], l.in, nA, l.h, dw)
+		return
+	}
+	dpre := blas64.General{Rows: nA, Cols: l.h, Data: ps.dpre, Stride: l.h}
+	z := blas64.General{Rows: nA, Cols: l.ina, Data: ps.z, Stride: l.ina}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dpre, z, 1, w1Action(l, g.data))
+	w1a := p.w1Action()
+	w1a.Cols = dw
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dpre, w1a, 0, blas64.General{Rows: nA, Cols: dw, Data: ps.dz, Stride: dw})
 }
 
 // backStateShare propagates the summed pre-activation gradient through the

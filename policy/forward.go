@@ -69,7 +69,7 @@ func (p *Policy) distribution(f *Features, ps *Pass) {
 	ps.f, ps.temp = f, p.cfg.Temperature
 	p.embed(f.state, ps.xs)
 	p.stateShare(ps)
-	if l.rowsExact(nA) {
+	if exactKernels && l.rowsExact(nA) {
 		p.hiddenRows(f, ps)
 	} else {
 		p.hiddenGemm(f, ps)

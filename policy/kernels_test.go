@@ -49,6 +49,9 @@ func randomFeatures(rng *rand.Rand, p *Policy, nA int) *Features {
 // exercise every lane pattern, with cache hits, parameter changes and
 // non-finite flag weights.
 func TestHiddenRowsMatchGemm(t *testing.T) {
+	if !exactKernels {
+		t.Skip("the dense layers call gonum directly in this build")
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 16, 17, 26, 27, 30} {
 		for _, h := range []int{1, 3, 32, 65} {
@@ -103,6 +106,9 @@ func compareHidden(t *testing.T, p *Policy, f *Features, rows, gemm *Pass) {
 // against the Dgemm calls they replace, over sizes around every block
 // boundary and coefficients that are zero, negative zero or NaN.
 func TestAddRowsMatchesGemm(t *testing.T) {
+	if !exactKernels {
+		t.Skip("the dense layers call gonum directly in this build")
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	coef := func() float64 {
 		switch rng.IntN(6) {

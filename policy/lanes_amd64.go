@@ -1,10 +1,14 @@
-//go:build !purego
+//go:build gc && !purego && !noasm && !safe
 
 package policy
 
 import "golang.org/x/sys/cpu"
 
-// hasAVX selects the vector kernel; without AVX the portable one runs.
+// exactKernels: gonum's Dgemm runs its amd64 assembly here, whose order
+// of sums the kernels reproduce (see kernels.go).
+const exactKernels = true
+
+// hasAVX selects the vector kernels; without AVX the portable ones run.
 var hasAVX = cpu.X86.HasAVX
 
 //go:noescape

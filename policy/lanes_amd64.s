@@ -1,4 +1,4 @@
-//go:build !purego
+//go:build gc && !purego && !noasm && !safe
 
 #include "textflag.h"
 

@@ -1,6 +1,11 @@
-//go:build !amd64 || purego
+//go:build !amd64 || !gc || purego || noasm || safe
 
 package policy
+
+// exactKernels says whether gonum's Dgemm runs its amd64 assembly, whose
+// order of sums the kernels reproduce (see kernels.go); elsewhere the
+// dense layers keep calling gonum. With purego alone gonum still does.
+const exactKernels = amd64Gonum
 
 // laneSums adds, for every unit j < h, x·w_j lane by lane to
 // acc[4j:4j+4], where w_j = w[j*stride:] and len(x) is a multiple of 4:

@@ -1,14 +1,15 @@
-//go:build !s390x
+//go:build amd64 && gc && !purego && !amd64.v3
 
 package policy
 
 import "math"
 
-// tanhAll replaces every v[i] with math.Tanh(v[i]). It is math.Tanh's own
-// algorithm (math/tanh.go; only s390x has an assembly version), in a loop
-// the compiler can keep in registers instead of a call per value: the
-// hidden layers take hundreds of tanh per step.
-func tanhAll(v []float64) {
+// tanhGo replaces every v[i] with math.Tanh(v[i]). It is math.Tanh's own
+// algorithm (math/tanh.go; amd64 has no assembly version), in a loop
+// instead of a call per value: the hidden layers take hundreds of tanh per
+// step. Only where the compiler fuses no multiply-add (amd64 below v3)
+// does a copy of the code give math's bits.
+func tanhGo(v []float64) {
 	const maxLog = 8.8029691931113054295988e+01 // log(2**127)
 	for i, x := range v {
 		z := math.Abs(x)
