@@ -35,7 +35,8 @@
 // past 0.5·log(2¹²⁷), 1 − 2/(e^{2|x|}+1) with the sign of x from 0.625 on,
 // x itself at ±0, the rational function below — with e^{2|x|} computed as
 // math/exp_amd64.s does with FMA (the argument never reaches its special
-// cases); both formulas are evaluated and the branch's result is kept.
+// cases). Each formula is evaluated when a lane needs it, and every lane
+// keeps its own branch's result.
 TEXT ·tanhAVX(SB), NOSPLIT, $0-24
 	MOVQ v+0(FP), DI
 	MOVQ n+8(FP), CX
@@ -49,6 +50,11 @@ loop:
 	VMOVUPD      (DI)(AX*1), Y0       // x
 	VBROADCASTSD ABS(SI), Y1
 	VANDPD       Y1, Y0, Y1           // z = |x|
+	VBROADCASTSD MID(SI), Y14
+	VCMPPD       $0x1d, Y14, Y1, Y14  // z >= 0.625
+	VMOVMSKPD    Y14, BX              // lanes of the exponential branch
+	CMPQ         BX, $15
+	JEQ          exp                  // no lane needs the rational function
 
 	// the rational function: x + x·s·((P0·s+P1)·s+P2)/(((s+Q0)·s+Q1)·s+Q2), s = x·x
 	VMULPD       Y0, Y0, Y2           // s
@@ -71,7 +77,13 @@ loop:
 	VMULPD       Y3, Y5, Y5
 	VDIVPD       Y4, Y5, Y5
 	VADDPD       Y5, Y0, Y15          // result so far
+	VXORPD       Y11, Y11, Y11
+	VCMPPD       $0, Y11, Y0, Y12     // x == 0 keeps x
+	VBLENDVPD    Y12, Y0, Y15, Y15
+	TESTQ        BX, BX
+	JEQ          store                // no lane needs the exponential
 
+exp:
 	// e^{2z}: k = round(2z·log2e), r = (2z − k·ln2U − k·ln2L)/16, ...
 	VADDPD       Y1, Y1, Y2           // 2z
 	VBROADCASTSD LOG2E(SI), Y3
@@ -121,18 +133,13 @@ loop:
 	VBROADCASTSD SIGN(SI), Y9
 	VANDPD       Y9, Y0, Y10          // sign of x
 	VXORPD       Y10, Y2, Y2
-
-	// keep each lane's branch
-	VXORPD       Y11, Y11, Y11
-	VCMPPD       $0, Y11, Y0, Y12     // x == 0
-	VBLENDVPD    Y12, Y0, Y15, Y15
-	VBROADCASTSD MID(SI), Y12
-	VCMPPD       $0x1d, Y12, Y1, Y12  // z >= 0.625
-	VBLENDVPD    Y12, Y2, Y15, Y15
+	VBLENDVPD    Y14, Y2, Y15, Y15    // all lanes when no lane took the other branch
 	VBROADCASTSD BIG(SI), Y12
 	VCMPPD       $0x1e, Y12, Y1, Y12  // z > 0.5·maxLog
 	VORPD        Y10, Y7, Y13         // ±1
 	VBLENDVPD    Y12, Y13, Y15, Y15
+
+store:
 	VMOVUPD      Y15, (DI)(AX*1)
 	ADDQ         $32, AX
 	CMPQ         AX, CX
