@@ -8,7 +8,8 @@ type actionMemo struct {
 	toks    []token
 	ents    []entity
 	hash    uint64  // actionHash(toks)
-	textIDs []int32 // the verb, words and bigrams (actionText without the context)
+	textIDs []int32 // its verb, words and bigrams: the embedded ids after the context words
+	textKey uint64  // hashIDs(textIDs)
 	// per content token, in order: its crossings with the goal words, and
 	// with the verbs of the episode so far (extended as verbs appear)
 	content   []int
@@ -59,6 +60,7 @@ func (z *Featurizer) fillMemo(m *actionMemo, text string) {
 		m.textIDs = append(m.textIDs, z.id(nsVerb, m.toks[0].h))
 	}
 	m.textIDs = z.appendWords(m.textIDs, nsAct, nsActBigram, m.toks)
+	m.textKey = hashIDs(m.textIDs)
 	m.content = m.content[:0]
 	for i, t := range m.toks {
 		if t.content() {

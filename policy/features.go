@@ -54,6 +54,7 @@ type Features struct {
 	actMid []int32   // of which actIDs[actOff[a]:actMid[a]] are also embedded
 	actIDs []int32   // bucket ids of the action-side features
 	flags  []float64 // NumActions × NumFlags match flags
+	keys   []uint64  // per action, a hash of its embedded ids (see actionCache)
 }
 
 // NumActions is the number of admissible actions the features describe.
@@ -82,6 +83,14 @@ func StateSimilarity(a, b *Features) float64 {
 		return 1
 	}
 	return float64(common) / float64(union)
+}
+
+// embKey returns the cache key of action a's embedded ids.
+func (f *Features) embKey(a int) uint64 {
+	if f.keys == nil {
+		return hashIDs(f.embedded(a))
+	}
+	return f.keys[a]
 }
 
 // embedded returns the ids of action a that feed its embedding.
@@ -212,7 +221,7 @@ func (z *Featurizer) actionTokens(text string) []token {
 	return z.actToks
 }
 
-// compact returns a copy of f in two allocations sized to fit.
+// compact returns a copy of f in three allocations sized to fit.
 func (f *Features) compact() *Features {
 	n := len(f.state) + len(f.actOff) + len(f.actMid) + len(f.actIDs)
 	all := make([]int32, 0, n)
@@ -221,7 +230,7 @@ func (f *Features) compact() *Features {
 		return all[len(all)-len(v) : len(all) : len(all)]
 	}
 	return &Features{state: take(f.state), actOff: take(f.actOff), actMid: take(f.actMid), actIDs: take(f.actIDs),
-		flags: append([]float64(nil), f.flags...)}
+		flags: append([]float64(nil), f.flags...), keys: append([]uint64(nil), f.keys...)}
 }
 
 // Episode computes the features of the states of one episode in order, as
@@ -264,10 +273,17 @@ func (z *Featurizer) fill(s *State, f *Features) error {
 	}
 	z.index.build(z.obs, z.mem.goal)
 	f.state = z.stateIDs(s, f.state[:0])
+	f.keys = f.keys[:0]
 	for a, text := range s.Admissible {
 		m := z.memo(text)
 		z.ctx = z.index.context(m.toks, m.ents)
+		from := len(f.actIDs)
 		f.actIDs = z.contextIDs(f.actIDs)
+		key := m.textKey
+		if len(f.actIDs) > from {
+			key = mix(hashIDs(f.actIDs[from:]), key)
+		}
+		f.keys = append(f.keys, key)
 		f.actIDs = append(f.actIDs, m.textIDs...)
 		f.actMid = append(f.actMid, int32(len(f.actIDs)))
 		f.actIDs = z.crossings(m, f.actIDs)
