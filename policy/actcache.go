@@ -19,6 +19,7 @@ type actionCache struct {
 	lanes    []float64 // entry e: lanes[e*4H:(e+1)*4H]
 	spareXa  []float64 // for an id list whose hash another list holds
 	spareLns []float64
+	tailW    []float64 // the generation's tail weights (see tailWeights)
 }
 
 // use readies the cache for p's current parameters, dropping the entries
@@ -29,6 +30,8 @@ func (c *actionCache) use(p *Policy) {
 	}
 	c.reset()
 	c.gen = *p.gen
+	c.tailW = grow(c.tailW, (p.lay.ina%4)*p.lay.h)
+	p.lay.tailWeights(p.params, c.tailW)
 }
 
 func (c *actionCache) reset() {

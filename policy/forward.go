@@ -128,7 +128,7 @@ func (p *Policy) hiddenRows(f *Features, ps *Pass) {
 		xa, lanes := ps.cache.lookup(p, f.embedded(a), f.embKey(a))
 		copy(ps.xa[a*l.d:(a+1)*l.d], xa)
 		p.input(f, ps, a, xa)
-		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h])
+		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h], ps.cache.tailW)
 	}
 }
 

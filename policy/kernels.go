@@ -48,12 +48,13 @@ func (l *layout) embedLanes(params, xa, lanes []float64) {
 }
 
 // hiddenRow writes h[j] = hs[j] + z·W1a[j] for every unit j, starting
-// from the lane sums of the x_a block; acc is scratch of 4H.
-func (l *layout) hiddenRow(params, z, lanes, acc, hs, h []float64) {
+// from the lane sums of the x_a block; acc is scratch of 4H, and wt the
+// tail weights unit-major (see tailWeights).
+func (l *layout) hiddenRow(params, z, lanes, acc, hs, h, wt []float64) {
 	d, n4 := l.d, l.ina&^3
 	w := params[l.w1+2*d:] // W1a[0][D:]
 	if d&3 == 0 {
-		hiddenUnits(h, hs, lanes, z[d:n4], z[n4:l.ina], w, l.in)
+		hiddenUnits(h, hs, lanes, z[d:n4], z[n4:l.ina], w, wt, l.in)
 		return
 	}
 	copy(acc, lanes)
@@ -61,6 +62,17 @@ func (l *layout) hiddenRow(params, z, lanes, acc, hs, h []float64) {
 		addLanes((*[4]float64)(acc[4*j:4*j+4]), z[d:n4], w[j*l.in:], d)
 	}
 	hiddenUnitsGo(h, hs, acc, nil, z[n4:l.ina], params[l.w1+d+n4:], l.in)
+}
+
+// tailWeights writes the weights of the inputs past the last 4-element
+// block of z (the last flags) unit-major: wt[t*H+j] = W1a[j][n4+t].
+func (l *layout) tailWeights(params, wt []float64) {
+	n4 := l.ina &^ 3
+	for j := range l.h {
+		for t := range l.ina - n4 {
+			wt[t*l.h+j] = params[l.w1+j*l.in+l.d+n4+t]
+		}
+	}
 }
 
 // hiddenUnitsGo is hiddenUnits without vector instructions.

@@ -30,14 +30,15 @@ func laneSums(acc, x, w []float64, stride, h int) {
 }
 
 //go:noescape
-func hiddenAVX(h, hs, lanes, x, tail, w *float64, n, nt, stride, units int)
+func hiddenAVX(h, hs, lanes, x, tail, w *float64, n, nt, stride, units int, wt *float64, wts int)
 
 // hiddenUnits finishes the pre-activations of one action: for every unit
 // j < len(h), starting from the lane sums lanes[4j:4j+4], it adds x (a
 // multiple of 4 long) lane by lane against w_j = w[j*stride:], then tail
 // to lane 0 against the weights that follow, and writes
-// h[j] = hs[j] + ((s0+s2) + (s1+s3)).
-func hiddenUnits(h, hs, lanes, x, tail, w []float64, stride int) {
+// h[j] = hs[j] + ((s0+s2) + (s1+s3)). wt holds the tail weights again,
+// unit-major: wt[t*len(h)+j] = w_j[len(x)+t].
+func hiddenUnits(h, hs, lanes, x, tail, w, wt []float64, stride int) {
 	units := len(h)
 	if units == 0 {
 		return
@@ -45,7 +46,8 @@ func hiddenUnits(h, hs, lanes, x, tail, w []float64, stride int) {
 	_, _ = hs[units-1], lanes[4*units-1]
 	_ = w[(units-1)*stride+len(x)+len(tail)-1] // bounds for the assembly
 	if hasAVX && len(x) > 0 && len(tail) > 0 {
-		hiddenAVX(&h[0], &hs[0], &lanes[0], &x[0], &tail[0], &w[0], len(x), len(tail), stride, units)
+		_ = wt[len(tail)*units-1]
+		hiddenAVX(&h[0], &hs[0], &lanes[0], &x[0], &tail[0], &w[0], len(x), len(tail), stride, units, &wt[0], units)
 		return
 	}
 	hiddenUnitsGo(h, hs, lanes, x, tail, w, stride)

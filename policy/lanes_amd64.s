@@ -43,14 +43,16 @@ done:
 	VZEROUPPER
 	RET
 
-// func hiddenAVX(h, hs, lanes, x, tail, w *float64, n, nt, stride, units int)
+// func hiddenAVX(h, hs, lanes, x, tail, w *float64, n, nt, stride, units int, wt *float64, wts int)
 //
 // For each unit j < units, with w_j = w[j*stride:]: starting from the
 // lanes lanes[4j:4j+4], add x[4b:4b+4] * w_j[4b:][:4] for b = 0, 1, ...
 // (n elements), then tail[t] * w_j[n+t] to lane 0 for t < nt, and write
 // h[j] = hs[j] + ((s0 + s2) + (s1 + s3)): DotUnitary's order to the end.
-// Four units at a time share the loads of x and overlap their sums.
-TEXT ·hiddenAVX(SB), NOSPLIT, $0-80
+// Four units at a time share the loads of x, overlap their sums, and
+// finish in one register per lane, taking the tail weights from wt, the
+// same weights unit-major: wt[t*wts+j] = w_j[n+t].
+TEXT ·hiddenAVX(SB), NOSPLIT, $0-96
 	MOVQ h+0(FP), DI
 	MOVQ hs+8(FP), R10
 	MOVQ lanes+16(FP), R11
@@ -92,72 +94,45 @@ hqblock:
 	JLT     hqblock
 
 hqtail:
-	VEXTRACTF128 $1, Y0, X6 // (s2, s3) of each unit; X0..X3 keep (s0, s1)
-	VEXTRACTF128 $1, Y1, X7
-	VEXTRACTF128 $1, Y2, X8
-	VEXTRACTF128 $1, Y3, X9
-	MOVQ         nt+56(FP), BX
-	TESTQ        BX, BX
-	JE           hqcombine
-	MOVQ         R12, AX // &tail[t]
-	LEAQ         (DX)(CX*1), DX // &w_j[n+t], and the next three rows
-	LEAQ         (R13)(CX*1), R13
-	LEAQ         (R14)(CX*1), R14
-	LEAQ         (R15)(CX*1), R15
+	// transpose: Y0..Y3 = lane 0..3 of the four units
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y5
+	VUNPCKLPD  Y3, Y2, Y6
+	VUNPCKHPD  Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	MOVQ       nt+56(FP), BX
+	TESTQ      BX, BX
+	JE         hqcombine
+	MOVQ       R12, AX        // &tail[t]
+	MOVQ       wt+80(FP), R13 // &wt[t][j]: the tail weights of the four units
+	MOVQ       wts+88(FP), R14
+	SHLQ       $3, R14
 
 hqtailloop:
-	VMOVSD (AX), X10
-	VMULSD (DX), X10, X11
-	VADDSD X11, X0, X0 // s0 += tail·w, s1 kept
-	VMULSD (R13), X10, X11
-	VADDSD X11, X1, X1
-	VMULSD (R14), X10, X11
-	VADDSD X11, X2, X2
-	VMULSD (R15), X10, X11
-	VADDSD X11, X3, X3
-	ADDQ   $8, AX
-	ADDQ   $8, DX
-	ADDQ   $8, R13
-	ADDQ   $8, R14
-	ADDQ   $8, R15
-	DECQ   BX
-	JNZ    hqtailloop
-	MOVQ   nt+56(FP), BX // back to the start of the rows
-	SHLQ   $3, BX
-	SUBQ   BX, DX
-	SUBQ   CX, DX
+	VBROADCASTSD (AX), Y8
+	VMULPD       (R13), Y8, Y9
+	VADDPD       Y9, Y0, Y0 // s0 += tail·w
+	ADDQ         $8, AX
+	ADDQ         R14, R13
+	DECQ         BX
+	JNZ          hqtailloop
 
 hqcombine:
-	VADDPD    X6, X0, X0 // (s0+s2, s1+s3)
-	VADDPD    X7, X1, X1
-	VADDPD    X8, X2, X2
-	VADDPD    X9, X3, X3
-	VUNPCKHPD X0, X0, X6 // (s1+s3, ·)
-	VUNPCKHPD X1, X1, X7
-	VUNPCKHPD X2, X2, X8
-	VUNPCKHPD X3, X3, X9
-	VADDSD    X6, X0, X0 // (s0+s2) + (s1+s3)
-	VADDSD    X7, X1, X1
-	VADDSD    X8, X2, X2
-	VADDSD    X9, X3, X3
-	VMOVSD    (R10), X12
-	VADDSD    X0, X12, X12 // hs[j] + dot
-	VMOVSD    X12, (DI)
-	VMOVSD    8(R10), X12
-	VADDSD    X1, X12, X12
-	VMOVSD    X12, 8(DI)
-	VMOVSD    16(R10), X12
-	VADDSD    X2, X12, X12
-	VMOVSD    X12, 16(DI)
-	VMOVSD    24(R10), X12
-	VADDSD    X3, X12, X12
-	VMOVSD    X12, 24(DI)
-	ADDQ      $32, DI
-	ADDQ      $32, R10
-	ADDQ      $128, R11
-	LEAQ      (DX)(R8*4), DX
-	SUBQ      $4, R9
-	JMP       hquad
+	VADDPD  Y2, Y0, Y0 // s0+s2
+	VADDPD  Y3, Y1, Y1 // s1+s3
+	VADDPD  Y1, Y0, Y0
+	VADDPD  (R10), Y0, Y0 // hs[j] + dot
+	VMOVUPD Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, R10
+	ADDQ    $128, R11
+	ADDQ    $32, wt+80(FP)
+	LEAQ    (DX)(R8*4), DX
+	SUBQ    $4, R9
+	JMP     hquad
 
 hone:
 	TESTQ R9, R9

@@ -16,8 +16,9 @@ func laneSums(acc, x, w []float64, stride, h int) { laneSumsGo(acc, x, w, stride
 // j < len(h), starting from the lane sums lanes[4j:4j+4], it adds x (a
 // multiple of 4 long) lane by lane against w_j = w[j*stride:], then tail
 // to lane 0 against the weights that follow, and writes
-// h[j] = hs[j] + ((s0+s2) + (s1+s3)).
-func hiddenUnits(h, hs, lanes, x, tail, w []float64, stride int) {
+// h[j] = hs[j] + ((s0+s2) + (s1+s3)). (wt, the tail weights unit-major,
+// serves the vector kernel.)
+func hiddenUnits(h, hs, lanes, x, tail, w, _ []float64, stride int) {
 	hiddenUnitsGo(h, hs, lanes, x, tail, w, stride)
 }
 
