@@ -1,9 +1,10 @@
 package policy
 
-// actionMemo is what a featurizer keeps about one admissible action text
-// for the rest of an episode: all that depends on the text and the
-// instruction alone. The admissible lists of consecutive states mostly
-// repeat, so each text is tokenised and hashed once per episode.
+// actionMemo is what a featurizer keeps about one admissible action text:
+// all that depends on the text and the instruction alone, and the
+// crossings with the verbs of the episode so far. The admissible lists of
+// consecutive states mostly repeat, so each text is tokenised and hashed
+// once.
 type actionMemo struct {
 	toks    []token
 	ents    []entity
@@ -19,8 +20,13 @@ type actionMemo struct {
 	goalFrac, anyGoal, verbInGoal, goalEntity float64
 }
 
-// memos maps the action texts of the current episode to their memos,
-// reusing their storage from one episode to the next.
+// maxMemos bounds the memos kept for one instruction.
+const maxMemos = 1 << 12
+
+// memos maps the action texts seen under the current instruction to their
+// memos, reusing their storage. Episodes of one task follow each other (a
+// group of rollouts, a batch's trajectories), so memos outlive an episode
+// while the instruction stays; only the verb crossings are per episode.
 type memos struct {
 	byText map[string]*actionMemo
 	pool   []*actionMemo
@@ -30,6 +36,20 @@ type memos struct {
 func (ms *memos) reset() {
 	clear(ms.byText)
 	ms.used = 0
+}
+
+// newEpisode keeps the memos for another episode under the same
+// instruction: the episode's verbs start over.
+func (ms *memos) newEpisode() {
+	if ms.used > maxMemos {
+		ms.reset()
+		return
+	}
+	for _, m := range ms.pool[:ms.used] {
+		for j := range m.verbCross {
+			m.verbCross[j] = m.verbCross[j][:0]
+		}
+	}
 }
 
 // get returns the memo of text, computing it on first use.

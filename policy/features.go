@@ -179,10 +179,14 @@ func (z *Featurizer) scratch(s *State, first bool) (*Features, error) {
 
 // begin reads the instruction and the whole history of s.
 func (z *Featurizer) begin(s *State) {
+	if s.Instruction == z.instrText && z.memos.byText != nil {
+		z.memos.newEpisode()
+	} else {
+		z.memos.reset()
+	}
 	z.instr = tokenize(s.Instruction, z.instr[:0])
 	z.instrText = s.Instruction
 	z.mem.reset(z.instr)
-	z.memos.reset()
 	z.instrIDs = z.instrIDs[:0]
 	for _, t := range z.instr {
 		if t.content() {
