@@ -107,15 +107,20 @@ func (p *Policy) stateShare(ps *Pass) {
 		1, blas64.Vector{N: l.h, Data: ps.hs, Inc: 1})
 }
 
-// input writes action a's MLP input z = [x_a, x_s⊙x_a, flags].
+// input writes action a's embedding xa into ps.xa and its MLP input
+// z = [x_a, x_s⊙x_a, flags] into ps.z. The loops beat copy's calls at
+// these lengths.
 func (p *Policy) input(f *Features, ps *Pass, a int, xa []float64) {
 	l := &p.lay
 	z := ps.z[a*l.ina : (a+1)*l.ina]
-	copy(z, xa)
-	for i := range l.d {
-		z[l.d+i] = ps.xs[i] * xa[i]
+	dst, mid, xs := ps.xa[a*l.d:(a+1)*l.d], z[l.d:2*l.d], ps.xs[:l.d]
+	for i, v := range xa[:l.d] {
+		dst[i], z[i], mid[i] = v, v, xs[i]*v
 	}
-	copy(z[2*l.d:], f.Flags(a))
+	fl := z[2*l.d:]
+	for i, v := range f.Flags(a) {
+		fl[i] = v
+	}
 }
 
 // hiddenRows computes the pre-activations W1·[x_s, z_a] + b1 of every
@@ -126,7 +131,6 @@ func (p *Policy) hiddenRows(f *Features, ps *Pass) {
 	ps.acc = grow(ps.acc, 4*l.h)
 	for a := range f.NumActions() {
 		xa, lanes := ps.cache.lookup(p, f.embedded(a), f.embKey(a))
-		copy(ps.xa[a*l.d:(a+1)*l.d], xa)
 		p.input(f, ps, a, xa)
 		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h], ps.cache.tailW)
 	}
