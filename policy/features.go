@@ -371,14 +371,31 @@ func (z *Featurizer) actionFlags(m *actionMemo, fl []float64) {
 	fl[flagVerbInGoal] = m.verbInGoal
 	fl[flagGoalEntity] = m.goalEntity
 	for _, e := range m.ents {
-		fl[flagVisited] = max(fl[flagVisited], b2f(z.mem.visited[e.h]))
+		known := z.mem.facts.get(e.h)
+		fl[flagVisited] = max(fl[flagVisited], b2f(known.visited))
 		fl[flagInObs] = max(fl[flagInObs], b2f(hasEntity(z.obsEnts, e.h)))
-		fl[flagSeenWithGoal] = max(fl[flagSeenWithGoal], b2f(z.mem.seenGoal[e.h] || slices.Contains(z.goalObs, e.h)))
+		fl[flagSeenWithGoal] = max(fl[flagSeenWithGoal], b2f(known.seenGoal || slices.Contains(z.goalObs, e.h)))
 	}
 	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && m.hash == z.mem.prevAct)
-	fl[flagRepeatCount] = math.Log1p(float64(z.mem.taken[m.hash]))
+	fl[flagRepeatCount] = log1pCount(z.mem.facts.get(m.hash).taken)
 	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(m.toks) > 0 && m.toks[0].h == z.mem.prevVerb)
 	fl[flagContextGoal] = z.index.goalFrac(z.ctx, len(z.mem.goal))
+}
+
+// log1pCounts holds math.Log1p of the small counts.
+var log1pCounts = func() (t [64]float64) {
+	for n := range t {
+		t[n] = math.Log1p(float64(n))
+	}
+	return t
+}()
+
+// log1pCount is math.Log1p(float64(n)).
+func log1pCount(n int32) float64 {
+	if n >= 0 && int(n) < len(log1pCounts) {
+		return log1pCounts[n]
+	}
+	return math.Log1p(float64(n))
 }
 
 func hasEntity(ents []entity, h uint64) bool {

@@ -1,29 +1,27 @@
 package policy
 
+import "math/bits"
+
 // memory is what the match flags need to know about the earlier turns of an
 // episode. It is built incrementally: one addTurn per turn.
 type memory struct {
-	goal     []uint64        // content-word hashes of the instruction
-	visited  map[uint64]bool // entities named by an earlier action
-	seenGoal map[uint64]bool // entities seen in an observation sentence that names a goal word
-	taken    map[uint64]int  // action hash → times taken
-	prevAct  uint64          // hash of the previous action's tokens (0 at the first turn)
-	prevVerb uint64          // hash of the previous action's first word
-	verbs    []uint64        // distinct verbs of earlier actions, first use first
-	words    []uint64        // distinct content words of earlier actions
-	turns    int             // turns added so far
+	goal     []uint64  // content-word hashes of the instruction
+	facts    factTable // per entity: visited, seen with a goal word; per action: times taken
+	prevAct  uint64    // hash of the previous action's tokens (0 at the first turn)
+	prevVerb uint64    // hash of the previous action's first word
+	verbs    []uint64  // distinct verbs of earlier actions, first use first
+	words    []uint64  // distinct content words of earlier actions
+	turns    int       // turns added so far
 	ents     []entity
 }
 
 func newMemory() *memory {
-	return &memory{visited: map[uint64]bool{}, seenGoal: map[uint64]bool{}, taken: map[uint64]int{}}
+	return &memory{}
 }
 
 // reset starts a new episode with the given instruction tokens.
 func (m *memory) reset(instr []token) {
-	clear(m.visited)
-	clear(m.seenGoal)
-	clear(m.taken)
+	m.facts.reset()
 	m.goal = m.goal[:0]
 	for _, t := range instr {
 		if t.content() {
@@ -50,7 +48,7 @@ func (m *memory) observe(obs []token) {
 	m.ents = entities(obs, m.ents[:0])
 	for _, e := range m.ents {
 		if m.sentenceHasGoal(obs, e.sent) {
-			m.seenGoal[e.h] = true
+			m.facts.at(e.h).seenGoal = true
 		}
 	}
 }
@@ -70,10 +68,10 @@ func (m *memory) addTurn(obs, act []token) {
 	m.observe(obs)
 	m.ents = entities(act, m.ents[:0])
 	for _, e := range m.ents {
-		m.visited[e.h] = true
+		m.facts.at(e.h).visited = true
 	}
 	h := actionHash(act)
-	m.taken[h]++
+	m.facts.at(h).taken++
 	m.prevAct = h
 	m.prevVerb = 0
 	if len(act) > 0 {
@@ -104,4 +102,78 @@ func addUnique(list []uint64, h uint64) []uint64 {
 		}
 	}
 	return append(list, h)
+}
+
+// facts is what the memory knows about one entity or action hash. An
+// entity's and an action's hash may coincide: they use separate fields.
+type facts struct {
+	visited  bool  // the entity was named by an earlier action
+	seenGoal bool  // the entity was seen in a sentence that names a goal word
+	taken    int32 // times the action was taken
+}
+
+// factTable maps hashes to facts by open addressing: every action of every
+// state looks its entities up, which a map makes costly. Resetting it for
+// a new episode takes constant time.
+type factTable struct {
+	keys  []uint64
+	vals  []facts
+	stamp []uint32 // a slot is in use when its stamp is cur
+	cur   uint32
+	used  int
+	shift uint // 64 − log2(len(keys))
+}
+
+func (t *factTable) reset() {
+	t.cur++
+	t.used = 0
+	if t.cur == 0 { // stamps wrapped around
+		clear(t.stamp)
+		t.cur = 1
+	}
+}
+
+func (t *factTable) slot(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> t.shift) }
+
+// get returns the facts of h (none if it is unknown).
+func (t *factTable) get(h uint64) facts {
+	if t.used == 0 {
+		return facts{}
+	}
+	mask := len(t.keys) - 1
+	for i := t.slot(h); t.stamp[i] == t.cur; i = (i + 1) & mask {
+		if t.keys[i] == h {
+			return t.vals[i]
+		}
+	}
+	return facts{}
+}
+
+// at returns the facts of h for updating, adding them if needed.
+func (t *factTable) at(h uint64) *facts {
+	if 2*(t.used+1) > len(t.keys) {
+		t.grow()
+	}
+	mask := len(t.keys) - 1
+	i := t.slot(h)
+	for ; t.stamp[i] == t.cur; i = (i + 1) & mask {
+		if t.keys[i] == h {
+			return &t.vals[i]
+		}
+	}
+	t.keys[i], t.vals[i], t.stamp[i] = h, facts{}, t.cur
+	t.used++
+	return &t.vals[i]
+}
+
+func (t *factTable) grow() {
+	keys, vals, stamp, cur := t.keys, t.vals, t.stamp, t.cur
+	n := max(64, 2*len(keys))
+	t.keys, t.vals, t.stamp, t.cur, t.used = make([]uint64, n), make([]facts, n), make([]uint32, n), 1, 0
+	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
+	for i, k := range keys {
+		if stamp[i] == cur {
+			*t.at(k) = vals[i]
+		}
+	}
 }
