@@ -112,8 +112,9 @@ type Featurizer struct {
 	mem       *memory
 	instr     []token
 	instrText string
-	instrIDs  []int32 // the instruction's content words
-	wordIDs   []int32 // the content words of the episode's actions, as mem.words
+	stable    []int32 // sorted ids of the bias, the instruction and the episode's words
+	words     int     // how many of mem.words stable holds
+	dyn       []int32 // the other state ids (see stateIDs)
 	obs       []token
 	obsText   string // the text of obs
 	turnObs   []token
@@ -187,13 +188,14 @@ func (z *Featurizer) begin(s *State) {
 	z.instr = tokenize(s.Instruction, z.instr[:0])
 	z.instrText = s.Instruction
 	z.mem.reset(z.instr)
-	z.instrIDs = z.instrIDs[:0]
+	z.stable = z.stable[:0]
+	z.addStable(z.id(nsBias, 0))
 	for _, t := range z.instr {
 		if t.content() {
-			z.instrIDs = append(z.instrIDs, z.id(nsInstr, t.h))
+			z.addStable(z.id(nsInstr, t.h))
 		}
 	}
-	z.wordIDs = z.wordIDs[:0]
+	z.words = 0
 	z.obsText = ""
 	for _, t := range s.History {
 		z.addTurn(t)
@@ -210,9 +212,10 @@ func (z *Featurizer) addTurn(t Turn) {
 		obs = z.turnObs
 	}
 	z.mem.addTurn(obs, z.actionTokens(t.Action))
-	for _, w := range z.mem.words[len(z.wordIDs):] {
-		z.wordIDs = append(z.wordIDs, z.id(nsEpisodeWord, w))
+	for _, w := range z.mem.words[z.words:] {
+		z.addStable(z.id(nsEpisodeWord, w))
 	}
+	z.words = len(z.mem.words)
 }
 
 // actionTokens returns the tokens of an action text: its memo's if it has
@@ -307,30 +310,65 @@ func (z *Featurizer) id(ns, h uint64) int32 {
 
 // stateIDs lists the state-side features: bias, instruction words,
 // observation words and bigrams, the words of every earlier action, recent
-// action words, the last action, the step count.
+// action words, the last action, the step count — sorted, without
+// repeats. Those fixed for the episode so far are kept sorted in z.stable;
+// only the others are sorted, and the two merged.
 func (z *Featurizer) stateIDs(s *State, ids []int32) []int32 {
-	ids = append(ids, z.id(nsBias, 0), z.id(nsStep, uint64(min(len(s.History), maxStepFeature))))
-	ids = append(ids, z.instrIDs...)
-	ids = z.appendWords(ids, nsObs, nsObsBigram, z.obs)
-	ids = append(ids, z.wordIDs...)
+	dyn := append(z.dyn[:0], z.id(nsStep, uint64(min(len(s.History), maxStepFeature))))
+	dyn = z.appendWords(dyn, nsObs, nsObsBigram, z.obs)
 	from := max(0, len(s.History)-z.history)
 	for i := from; i < len(s.History); i++ {
 		z.hist = z.actionTokens(s.History[i].Action)
 		last := i == len(s.History)-1
 		for j, t := range z.hist {
 			if t.content() {
-				ids = append(ids, z.id(nsHist, t.h))
+				dyn = append(dyn, z.id(nsHist, t.h))
 			}
 			if last && j == 0 {
-				ids = append(ids, z.id(nsLastVerb, t.h))
+				dyn = append(dyn, z.id(nsLastVerb, t.h))
 			}
 		}
 		if last {
-			ids = append(ids, z.id(nsLastAct, actionHash(z.hist)))
+			dyn = append(dyn, z.id(nsLastAct, actionHash(z.hist)))
 		}
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids)
+	slices.Sort(dyn)
+	z.dyn = dyn
+	return mergeUnique(ids, z.stable, dyn)
+}
+
+// mergeUnique appends to dst the sorted union, without repeats, of a
+// (sorted, no repeats) and b (sorted).
+func mergeUnique(dst, a, b []int32) []int32 {
+	push := func(v int32) {
+		if len(dst) == 0 || dst[len(dst)-1] != v {
+			dst = append(dst, v)
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] <= b[j] {
+			push(a[i])
+			i++
+		} else {
+			push(b[j])
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		push(a[i])
+	}
+	for ; j < len(b); j++ {
+		push(b[j])
+	}
+	return dst
+}
+
+// addStable adds id to z.stable, keeping it sorted without repeats.
+func (z *Featurizer) addStable(id int32) {
+	if i, found := slices.BinarySearch(z.stable, id); !found {
+		z.stable = slices.Insert(z.stable, i, id)
+	}
 }
 
 // appendWords adds the content words of toks and the bigrams within a sentence.
