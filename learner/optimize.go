@@ -128,7 +128,11 @@ func (t *Trainer) sweep(mb minibatch, on, off []int, g *policy.Grads, acc *accum
 		for _, i := range idx {
 			s := mb.samples[i]
 			for j, f := range s.feats {
-				t.pol.Forward(f, ps)
+				if t.cfg.Algo == PPO {
+					t.pol.Forward(f, ps)
+				} else {
+					t.pol.ForwardActions(f, ps) // only PPO has a value loss
+				}
 				d = resize(d, len(ps.LogProbs))
 				l, dv, vl := t.stepLoss(s, j, ps, w, mb.nOn, d, st)
 				loss += l

@@ -141,7 +141,7 @@ func (t *Trainer) oldPassOne(s *sample, wk *worker) {
 				s.oldLogP[i] = ps.LogProbs[s.t.Steps[i].ActionIndex]
 			}
 		}
-		t.ref.Forward(f, rs)
+		t.ref.ForwardActions(f, rs) // π_ref's value is never used
 		ref = append(ref, rs.LogProbs...)
 		s.refLogP[i] = ref[len(ref)-len(rs.LogProbs) : len(ref) : len(ref)]
 	}

@@ -60,8 +60,12 @@ func (p *Policy) Forward(f *Features, ps *Pass) {
 	ps.Value = p.value(f.state, ps)
 }
 
-// distribution is Forward without the value head, for callers that only
-// act (ps.Value is left as it was).
+// ForwardActions is Forward without the value head, for callers that need
+// only the distribution (and Backward with dValue = 0); ps.Value is left
+// as it was.
+func (p *Policy) ForwardActions(f *Features, ps *Pass) { p.distribution(f, ps) }
+
+// distribution is ForwardActions.
 func (p *Policy) distribution(f *Features, ps *Pass) {
 	l := &p.lay
 	nA := f.NumActions()
