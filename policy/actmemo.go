@@ -31,11 +31,43 @@ type memos struct {
 	byText map[string]*actionMemo
 	pool   []*actionMemo
 	used   int
+	epoch  int // counts resets: memos of an older epoch are gone
+}
+
+// lastList remembers the previous state's admissible texts and their
+// memos: consecutive lists mostly agree position by position, and
+// comparing two strings is cheaper than hashing one.
+type lastList struct {
+	texts []string
+	memos []*actionMemo
+	epoch int
+}
+
+// start begins a list of n texts.
+func (ll *lastList) start(n int) {
+	for len(ll.texts) < n {
+		ll.texts, ll.memos = append(ll.texts, ""), append(ll.memos, nil)
+	}
+}
+
+// memo returns the memo of text, the a-th of the list.
+func (ll *lastList) memo(z *Featurizer, a int, text string) *actionMemo {
+	if ll.epoch == z.memos.epoch && ll.memos[a] != nil && ll.texts[a] == text {
+		return ll.memos[a]
+	}
+	if ll.epoch != z.memos.epoch {
+		clear(ll.memos)
+		ll.epoch = z.memos.epoch
+	}
+	m := z.memo(text)
+	ll.texts[a], ll.memos[a] = text, m
+	return m
 }
 
 func (ms *memos) reset() {
 	clear(ms.byText)
 	ms.used = 0
+	ms.epoch++
 }
 
 // newEpisode keeps the memos for another episode under the same

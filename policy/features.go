@@ -125,6 +125,7 @@ type Featurizer struct {
 	index     obsIndex
 	ctx       []int32  // context sentences of the current action
 	memos     memos    // the admissible actions of the episode so far
+	last      lastList // the memos of the previous admissible list
 	work      Features // the features of the last state, see scratch
 }
 
@@ -281,8 +282,9 @@ func (z *Featurizer) fill(s *State, f *Features) error {
 	z.index.build(z.obs, z.mem.goal)
 	f.state = z.stateIDs(s, f.state[:0])
 	f.keys = f.keys[:0]
+	z.last.start(len(s.Admissible))
 	for a, text := range s.Admissible {
-		m := z.memo(text)
+		m := z.last.memo(z, a, text)
 		z.ctx = z.index.context(m.toks, m.ents)
 		from := len(f.actIDs)
 		f.actIDs = z.contextIDs(f.actIDs)
@@ -409,13 +411,14 @@ func (z *Featurizer) actionFlags(m *actionMemo, fl []float64) {
 	fl[flagVerbInGoal] = m.verbInGoal
 	fl[flagGoalEntity] = m.goalEntity
 	for _, e := range m.ents {
-		known := z.mem.facts.get(e.h)
+		known, _ := z.mem.facts.get(e.h)
 		fl[flagVisited] = max(fl[flagVisited], b2f(known.visited))
 		fl[flagInObs] = max(fl[flagInObs], b2f(hasEntity(z.obsEnts, e.h)))
 		fl[flagSeenWithGoal] = max(fl[flagSeenWithGoal], b2f(known.seenGoal || slices.Contains(z.goalObs, e.h)))
 	}
 	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && m.hash == z.mem.prevAct)
-	fl[flagRepeatCount] = log1pCount(z.mem.facts.get(m.hash).taken)
+	taken, _ := z.mem.facts.get(m.hash)
+	fl[flagRepeatCount] = log1pCount(taken.taken)
 	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(m.toks) > 0 && m.toks[0].h == z.mem.prevVerb)
 	fl[flagContextGoal] = z.index.goalFrac(z.ctx, len(z.mem.goal))
 }

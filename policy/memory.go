@@ -1,17 +1,15 @@
 package policy
 
-import "math/bits"
-
 // memory is what the match flags need to know about the earlier turns of an
 // episode. It is built incrementally: one addTurn per turn.
 type memory struct {
-	goal     []uint64  // content-word hashes of the instruction
-	facts    factTable // per entity: visited, seen with a goal word; per action: times taken
-	prevAct  uint64    // hash of the previous action's tokens (0 at the first turn)
-	prevVerb uint64    // hash of the previous action's first word
-	verbs    []uint64  // distinct verbs of earlier actions, first use first
-	words    []uint64  // distinct content words of earlier actions
-	turns    int       // turns added so far
+	goal     []uint64     // content-word hashes of the instruction
+	facts    table[facts] // per entity: visited, seen with a goal word; per action: times taken
+	prevAct  uint64       // hash of the previous action's tokens (0 at the first turn)
+	prevVerb uint64       // hash of the previous action's first word
+	verbs    []uint64     // distinct verbs of earlier actions, first use first
+	words    []uint64     // distinct content words of earlier actions
+	turns    int          // turns added so far
 	ents     []entity
 }
 
@@ -110,70 +108,4 @@ type facts struct {
 	visited  bool  // the entity was named by an earlier action
 	seenGoal bool  // the entity was seen in a sentence that names a goal word
 	taken    int32 // times the action was taken
-}
-
-// factTable maps hashes to facts by open addressing: every action of every
-// state looks its entities up, which a map makes costly. Resetting it for
-// a new episode takes constant time.
-type factTable struct {
-	keys  []uint64
-	vals  []facts
-	stamp []uint32 // a slot is in use when its stamp is cur
-	cur   uint32
-	used  int
-	shift uint // 64 − log2(len(keys))
-}
-
-func (t *factTable) reset() {
-	t.cur++
-	t.used = 0
-	if t.cur == 0 { // stamps wrapped around
-		clear(t.stamp)
-		t.cur = 1
-	}
-}
-
-func (t *factTable) slot(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> t.shift) }
-
-// get returns the facts of h (none if it is unknown).
-func (t *factTable) get(h uint64) facts {
-	if t.used == 0 {
-		return facts{}
-	}
-	mask := len(t.keys) - 1
-	for i := t.slot(h); t.stamp[i] == t.cur; i = (i + 1) & mask {
-		if t.keys[i] == h {
-			return t.vals[i]
-		}
-	}
-	return facts{}
-}
-
-// at returns the facts of h for updating, adding them if needed.
-func (t *factTable) at(h uint64) *facts {
-	if 2*(t.used+1) > len(t.keys) {
-		t.grow()
-	}
-	mask := len(t.keys) - 1
-	i := t.slot(h)
-	for ; t.stamp[i] == t.cur; i = (i + 1) & mask {
-		if t.keys[i] == h {
-			return &t.vals[i]
-		}
-	}
-	t.keys[i], t.vals[i], t.stamp[i] = h, facts{}, t.cur
-	t.used++
-	return &t.vals[i]
-}
-
-func (t *factTable) grow() {
-	keys, vals, stamp, cur := t.keys, t.vals, t.stamp, t.cur
-	n := max(64, 2*len(keys))
-	t.keys, t.vals, t.stamp, t.cur, t.used = make([]uint64, n), make([]facts, n), make([]uint32, n), 1, 0
-	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
-	for i, k := range keys {
-		if stamp[i] == cur {
-			*t.at(k) = vals[i]
-		}
-	}
 }
