@@ -231,32 +231,68 @@ func (z *Featurizer) actionTokens(text string) []token {
 
 // compact returns a copy of f in three allocations sized to fit.
 func (f *Features) compact() *Features {
-	n := len(f.state) + len(f.actOff) + len(f.actMid) + len(f.actIDs)
-	all := make([]int32, 0, n)
-	take := func(v []int32) []int32 {
-		all = append(all, v...)
-		return all[len(all)-len(v) : len(all) : len(all)]
+	var sl slab
+	sl.reserve(f, 1)
+	return sl.copy(f, new(Features))
+}
+
+// slab holds the features of many states in a few large allocations.
+type slab struct {
+	ints   []int32
+	floats []float64
+	keys   []uint64
+}
+
+// reserve makes room for about n states like f.
+func (sl *slab) reserve(f *Features, n int) {
+	sl.ints = make([]int32, 0, n*(len(f.state)+len(f.actOff)+len(f.actMid)+len(f.actIDs)))
+	sl.floats = make([]float64, 0, n*len(f.flags))
+	sl.keys = make([]uint64, 0, n*len(f.keys))
+}
+
+// copy copies f into dst, backed by the slab; a full slab starts a new
+// allocation rather than move what it holds.
+func (sl *slab) copy(f, dst *Features) *Features {
+	if n := len(f.state) + len(f.actOff) + len(f.actMid) + len(f.actIDs); cap(sl.ints)-len(sl.ints) < n {
+		sl.ints = make([]int32, 0, max(n, cap(sl.ints)/2))
 	}
-	return &Features{state: take(f.state), actOff: take(f.actOff), actMid: take(f.actMid), actIDs: take(f.actIDs),
-		flags: append([]float64(nil), f.flags...), keys: append([]uint64(nil), f.keys...)}
+	if cap(sl.floats)-len(sl.floats) < len(f.flags) || cap(sl.keys)-len(sl.keys) < len(f.keys) {
+		sl.floats = make([]float64, 0, max(len(f.flags), cap(sl.floats)/2))
+		sl.keys = make([]uint64, 0, max(len(f.keys), cap(sl.keys)/2))
+	}
+	dst.state, sl.ints = appendTail(sl.ints, f.state)
+	dst.actOff, sl.ints = appendTail(sl.ints, f.actOff)
+	dst.actMid, sl.ints = appendTail(sl.ints, f.actMid)
+	dst.actIDs, sl.ints = appendTail(sl.ints, f.actIDs)
+	dst.flags, sl.floats = appendTail(sl.floats, f.flags)
+	dst.keys, sl.keys = appendTail(sl.keys, f.keys)
+	return dst
+}
+
+// appendTail appends v to buf, which has room for it, and returns the
+// appended part (capped, so that appending to it cannot overwrite buf).
+func appendTail[T any](buf, v []T) (part, grown []T) {
+	buf = append(buf, v...)
+	return buf[len(buf)-len(v) : len(buf) : len(buf)], buf
 }
 
 // Episode computes the features of the states of one episode in order, as
 // StatesFromTrajectory returns them: state k's History must be state k-1's
-// plus one turn. It reads each turn once.
+// plus one turn. It reads each turn once, and keeps all the features in a
+// few allocations.
 func (z *Featurizer) Episode(states []State) ([]*Features, error) {
 	out := make([]*Features, len(states))
+	all := make([]Features, len(states))
+	var sl slab
 	for k := range states {
-		s := &states[k]
-		var err error
-		if k == 0 {
-			out[k], err = z.Features(s)
-		} else {
-			out[k], err = z.Next(s)
-		}
+		f, err := z.scratch(&states[k], k == 0)
 		if err != nil {
 			return nil, err
 		}
+		if k == 0 {
+			sl.reserve(f, len(states)+len(states)/4)
+		}
+		out[k] = sl.copy(f, &all[k])
 	}
 	return out, nil
 }
