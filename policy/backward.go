@@ -24,7 +24,7 @@ func (p *Policy) Backward(ps *Pass, dLogits []float64, dValue float64, g *Grads)
 	if dValue != 0 {
 		p.backValue(ps, dValue, g)
 	}
-	p.backEmbed(ps.f.state, ps.dxs, g)
+	p.backEmbed(ps.f.state, ps.dxs, g, ps)
 	return nil
 }
 
@@ -36,18 +36,15 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 	nA := len(dLogits)
 	ps.dpre = grow(ps.dpre, nA*l.h)
 	ps.dz = grow(ps.dz, nA*2*l.d)
-	w2 := p.params[l.w2 : l.w2+l.h]
-	gw2, gwf := g.data[l.w2:l.w2+l.h], g.data[l.wf:l.wf+NumFlags]
-	gb1 := g.data[l.b1 : l.b1+l.h]
+	ps.ds = grow(ps.ds, nA)
 	for a, dl := range dLogits {
-		ds := dl / ps.temp
-		h := ps.h[a*l.h : (a+1)*l.h]
-		dpre := ps.dpre[a*l.h : (a+1)*l.h]
-		for i, hv := range h {
-			gw2[i] += ds * hv
-			dpre[i] = ds * w2[i] * (1 - hv*hv)
-			gb1[i] += dpre[i]
-		}
+		ps.ds[a] = dl / ps.temp
+	}
+	// The units' sums, then the flags' and the linear weights': each
+	// accumulator still takes the actions in order.
+	backHead(g.data[l.w2:l.w2+l.h], g.data[l.b1:l.b1+l.h], p.params[l.w2:l.w2+l.h], ps.h, ps.dpre, ps.ds)
+	gwf := g.data[l.wf : l.wf+NumFlags]
+	for a, ds := range ps.ds {
 		for i, fv := range f.Flags(a) {
 			gwf[i] += ds * fv
 		}
@@ -67,7 +64,7 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 			ps.dxs[i] += dz[l.d+i] * xa[i]
 			dxa[i] = dz[i] + dz[l.d+i]*ps.xs[i]
 		}
-		p.backEmbed(f.embedded(a), dxa, g)
+		p.backEmbed(f.embedded(a), dxa, g, ps)
 	}
 }
 
@@ -139,17 +136,33 @@ func (p *Policy) backValue(ps *Pass, dv float64, g *Grads) {
 }
 
 // backEmbed adds ∂L/∂x to the rows x = (1/√n)·Σ emb[id] was built from.
-func (p *Policy) backEmbed(ids []int32, dx []float64, g *Grads) {
+func (p *Policy) backEmbed(ids []int32, dx []float64, g *Grads, ps *Pass) {
 	if len(ids) == 0 || !anyNonZero(dx) {
 		return
 	}
 	l := &p.lay
 	s := 1 / math.Sqrt(float64(len(ids)))
+	if fusesMulAdd { // e[i] + v*s may be one fused operation
+		for _, id := range ids {
+			g.rows.add(id)
+			e := g.data[l.emb(id) : l.emb(id)+l.d]
+			for i, v := range dx {
+				e[i] += v * s
+			}
+		}
+		return
+	}
+	// Every row takes the same products: compute them once.
+	ps.dxe = grow(ps.dxe, len(dx))
+	t := ps.dxe
+	for i, v := range dx {
+		t[i] = v * s
+	}
 	for _, id := range ids {
 		g.rows.add(id)
-		e := g.data[l.emb(id) : l.emb(id)+l.d]
-		for i, v := range dx {
-			e[i] += v * s
+		e := g.data[l.emb(id) : l.emb(id)+len(t)]
+		for i, v := range t {
+			e[i] += v
 		}
 	}
 }

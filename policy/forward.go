@@ -33,6 +33,8 @@ type Pass struct {
 	dxs  []float64 // D
 	dxa  []float64 // D
 	dvh  []float64 // H
+	ds   []float64 // nA: ∂L/∂score
+	dxe  []float64 // D: a row's share of ∂x
 }
 
 func grow(s []float64, n int) []float64 {
@@ -89,13 +91,7 @@ func (p *Policy) embed(ids []int32, x []float64) {
 	if len(ids) == 0 {
 		return
 	}
-	l := &p.lay
-	for _, id := range ids {
-		e := p.params[l.emb(id) : l.emb(id)+l.d]
-		for i, v := range e {
-			x[i] += v
-		}
-	}
+	embedSum(x, p.params, ids, p.lay.row)
 	s := 1 / math.Sqrt(float64(len(ids)))
 	for i := range x {
 		x[i] *= s

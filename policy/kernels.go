@@ -135,3 +135,28 @@ func addRowsGo(y []float64, ys int, coef []float64, cs, ci int, x []float64, xs,
 		}
 	}
 }
+
+// backHeadGo is backHead without vector instructions: the loop the
+// backward pass always ran.
+func backHeadGo(gw2, gb1, w2, h, dpre, ds []float64) {
+	units := len(w2)
+	for a, c := range ds {
+		ha, da := h[a*units:(a+1)*units], dpre[a*units:(a+1)*units]
+		for i, hv := range ha {
+			gw2[i] += c * hv
+			da[i] = c * w2[i] * (1 - hv*hv)
+			gb1[i] += da[i]
+		}
+	}
+}
+
+// embedSumGo is embedSum without vector instructions.
+func embedSumGo(x, params []float64, ids []int32, stride int) {
+	clear(x)
+	for _, id := range ids {
+		e := params[int(id)*stride : int(id)*stride+len(x)]
+		for i, v := range e {
+			x[i] += v
+		}
+	}
+}

@@ -2,7 +2,11 @@
 
 package policy
 
-import "golang.org/x/sys/cpu"
+import (
+	"slices"
+
+	"golang.org/x/sys/cpu"
+)
 
 // exactKernels: gonum's Dgemm runs its amd64 assembly here, whose order
 // of sums the kernels reproduce (see kernels.go).
@@ -70,4 +74,38 @@ func addRows(y []float64, ys int, coef []float64, cs, ci int, x []float64, xs, r
 		return
 	}
 	addRowsGo(y, ys, coef, cs, ci, x, xs, rows, terms, n)
+}
+
+//go:noescape
+func backHeadAVX(gw2, gb1, w2, h, dpre, ds *float64, nA, units int)
+
+//go:noescape
+func embedAVX(x, params *float64, ids *int32, n, stride, d int)
+
+// vecLoops: the plain loops of the forward and backward passes may run as
+// vector kernels, which round each product and sum like the compiled
+// loops do only where the compiler fuses no multiply-add.
+var vecLoops = hasAVX && !fusesMulAdd
+
+// backHead does, for each action a in order, with c = ds[a] and h_a the
+// a-th row of h: gw2 += c·h_a, dpre_a = c·w2·(1 − h_a²), gb1 += dpre_a.
+func backHead(gw2, gb1, w2, h, dpre, ds []float64) {
+	units := len(w2)
+	if vecLoops && units&3 == 0 && len(ds) > 0 {
+		_, _, _, _ = gw2[units-1], gb1[units-1], h[len(ds)*units-1], dpre[len(ds)*units-1]
+		backHeadAVX(&gw2[0], &gb1[0], &w2[0], &h[0], &dpre[0], &ds[0], len(ds), units)
+		return
+	}
+	backHeadGo(gw2, gb1, w2, h, dpre, ds)
+}
+
+// embedSum writes Σ params[id*stride:][:len(x)] over ids into x.
+func embedSum(x, params []float64, ids []int32, stride int) {
+	if vecLoops && len(x)&3 == 0 && len(x) > 0 && len(ids) > 0 {
+		top := slices.Max(ids)
+		_, _ = params[int(top)*stride+len(x)-1], params[int(slices.Min(ids))*stride] // bounds for the assembly
+		embedAVX(&x[0], &params[0], &ids[0], len(ids), stride, len(x))
+		return
+	}
+	embedSumGo(x, params, ids, stride)
 }

@@ -412,3 +412,96 @@ DATA ·tailMask+232(SB)/8, $0
 DATA ·tailMask+240(SB)/8, $0
 DATA ·tailMask+248(SB)/8, $0
 GLOBL ·tailMask(SB), RODATA|NOPTR, $256
+
+// func backHeadAVX(gw2, gb1, w2, h, dpre, ds *float64, nA, units int)
+//
+// For each action a < nA in order, with c = ds[a] and h_a = h[a*units:]:
+// gw2 += c·h_a; dpre_a = (c·w2)·(1 − h_a·h_a); gb1 += dpre_a, element by
+// element (units a multiple of 4), each product and sum rounded on its own.
+TEXT ·backHeadAVX(SB), NOSPLIT, $0-64
+	MOVQ gw2+0(FP), DI
+	MOVQ gb1+8(FP), SI
+	MOVQ w2+16(FP), DX
+	MOVQ h+24(FP), R8
+	MOVQ dpre+32(FP), R9
+	MOVQ ds+40(FP), R10
+	MOVQ nA+48(FP), R11
+	MOVQ units+56(FP), CX
+	SHLQ $3, CX // bytes of a row
+	TESTQ R11, R11
+	JE   bdone
+	TESTQ CX, CX
+	JE   bdone
+	MOVQ $0x3ff0000000000000, AX // 1.0
+	MOVQ AX, X7
+	VBROADCASTSD X7, Y7
+
+baction:
+	VBROADCASTSD (R10), Y0 // c
+	XORQ         AX, AX
+
+bblock:
+	VMOVUPD (R8)(AX*1), Y1 // h
+	VMULPD  Y1, Y0, Y2
+	VADDPD  (DI)(AX*1), Y2, Y2
+	VMOVUPD Y2, (DI)(AX*1) // gw2 += c·h
+	VMULPD  (DX)(AX*1), Y0, Y3 // c·w2
+	VMULPD  Y1, Y1, Y4
+	VSUBPD  Y4, Y7, Y4 // 1 − h·h
+	VMULPD  Y4, Y3, Y3
+	VMOVUPD Y3, (R9)(AX*1) // dpre
+	VADDPD  (SI)(AX*1), Y3, Y3
+	VMOVUPD Y3, (SI)(AX*1) // gb1 += dpre
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     bblock
+
+	ADDQ CX, R8
+	ADDQ CX, R9
+	ADDQ $8, R10
+	DECQ R11
+	JNZ  baction
+
+bdone:
+	VZEROUPPER
+	RET
+
+// func embedAVX(x, params *float64, ids *int32, n, stride, d int)
+//
+// x[:d] = Σ params[id*stride:][:d] over the n ids in order, element by
+// element from +0 (d a multiple of 4).
+TEXT ·embedAVX(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), DI
+	MOVQ params+8(FP), SI
+	MOVQ ids+16(FP), DX
+	MOVQ n+24(FP), R8
+	MOVQ stride+32(FP), R9
+	MOVQ d+40(FP), CX
+	SHLQ $3, R9 // bytes between rows
+	SHLQ $3, CX // bytes of x
+	XORQ AX, AX // byte offset of the block
+
+eblock:
+	CMPQ   AX, CX
+	JGE    edone
+	VXORPD Y0, Y0, Y0
+	XORQ   BX, BX
+
+eid:
+	CMPQ     BX, R8
+	JGE      estore
+	MOVLQSX  (DX)(BX*4), R10
+	IMULQ    R9, R10
+	ADDQ     SI, R10
+	VADDPD   (R10)(AX*1), Y0, Y0
+	INCQ     BX
+	JMP      eid
+
+estore:
+	VMOVUPD Y0, (DI)(AX*1)
+	ADDQ    $32, AX
+	JMP     eblock
+
+edone:
+	VZEROUPPER
+	RET

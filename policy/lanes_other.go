@@ -28,3 +28,10 @@ func hiddenUnits(h, hs, lanes, x, tail, w, _ []float64, stride int) {
 func addRows(y []float64, ys int, coef []float64, cs, ci int, x []float64, xs, rows, terms, n int) {
 	addRowsGo(y, ys, coef, cs, ci, x, xs, rows, terms, n)
 }
+
+// backHead does, for each action a in order, with c = ds[a] and h_a the
+// a-th row of h: gw2 += c·h_a, dpre_a = c·w2·(1 − h_a²), gb1 += dpre_a.
+func backHead(gw2, gb1, w2, h, dpre, ds []float64) { backHeadGo(gw2, gb1, w2, h, dpre, ds) }
+
+// embedSum writes Σ params[id*stride:][:len(x)] over ids into x.
+func embedSum(x, params []float64, ids []int32, stride int) { embedSumGo(x, params, ids, stride) }
