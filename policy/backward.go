@@ -22,6 +22,9 @@ func (p *Policy) Backward(ps *Pass, dLogits []float64, dValue float64, g *Grads)
 		p.backScores(ps, dLogits, g)
 	}
 	if dValue != 0 {
+		if !ps.valued { // after ForwardActions
+			ps.Value, ps.valued = p.value(ps.f.state, ps), true
+		}
 		p.backValue(ps, dValue, g)
 	}
 	p.backEmbed(ps.f.state, ps.dxs, g, ps)

@@ -17,16 +17,17 @@ type Pass struct {
 	// Value is the value head's estimate V(s).
 	Value float64
 
-	f     *Features
-	temp  float64
-	xs    []float64   // D: state embedding
-	xa    []float64   // nA×D: action embeddings
-	z     []float64   // nA×InA: per-action MLP inputs [x_a, x_s⊙x_a, flags]
-	hs    []float64   // H: the state's share of the MLP pre-activation, b1 + W1[:, :D]·x_s
-	h     []float64   // nA×H: MLP hidden activations (after tanh)
-	vh    []float64   // H: value hidden activations (after tanh)
-	cache actionCache // per-embedding results of the current parameters
-	acc   []float64   // 4H lane sums of the action in hand
+	f      *Features
+	temp   float64
+	valued bool        // the value head's activations are those of f
+	xs     []float64   // D: state embedding
+	xa     []float64   // nA×D: action embeddings
+	z      []float64   // nA×InA: per-action MLP inputs [x_a, x_s⊙x_a, flags]
+	hs     []float64   // H: the state's share of the MLP pre-activation, b1 + W1[:, :D]·x_s
+	h      []float64   // nA×H: MLP hidden activations (after tanh)
+	vh     []float64   // H: value hidden activations (after tanh)
+	cache  actionCache // per-embedding results of the current parameters
+	acc    []float64   // 4H lane sums of the action in hand
 	// scratch for the backward pass
 	dpre []float64 // nA×H
 	dz   []float64 // nA×2D: ∂z's x_a and x_s⊙x_a columns
@@ -59,16 +60,17 @@ func (ps *Pass) size(l *layout, nA int) {
 // into ps, keeping the activations for Backward.
 func (p *Policy) Forward(f *Features, ps *Pass) {
 	p.distribution(f, ps)
-	ps.Value = p.value(f.state, ps)
+	ps.Value, ps.valued = p.value(f.state, ps), true
 }
 
 // ForwardActions is Forward without the value head, for callers that need
-// only the distribution (and Backward with dValue = 0); ps.Value is left
-// as it was.
+// only the distribution; ps.Value is left as it was (Backward computes the
+// head if it is given a value gradient).
 func (p *Policy) ForwardActions(f *Features, ps *Pass) { p.distribution(f, ps) }
 
 // distribution is ForwardActions.
 func (p *Policy) distribution(f *Features, ps *Pass) {
+	ps.valued = false
 	l := &p.lay
 	nA := f.NumActions()
 	ps.size(l, nA)
