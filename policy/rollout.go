@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -95,7 +96,7 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 	}
 	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x726f6c6c6f7574))
 	sc := getScratch(p)
-	defer scratchPool.Put(sc)
+	defer putScratch(sc)
 	fz, ps := sc.fz, &sc.ps
 	var scores []float64
 	var hist []Turn
@@ -139,15 +140,40 @@ type rolloutScratch struct {
 	ps Pass
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(rolloutScratch) }}
+// spare holds the scratches of finished rollouts. Unlike a sync.Pool it
+// keeps them across garbage collections, which rollouts trigger often and
+// which would throw the action caches away.
+var spare struct {
+	sync.Mutex
+	list []*rolloutScratch
+}
+
+// maxSpare bounds the kept scratches (each may hold a few MiB of cache).
+var maxSpare = 2 * runtime.GOMAXPROCS(0)
 
 // getScratch returns a scratch whose featurizer suits p.
 func getScratch(p *Policy) *rolloutScratch {
-	sc := scratchPool.Get().(*rolloutScratch)
+	spare.Lock()
+	var sc *rolloutScratch
+	if n := len(spare.list); n > 0 {
+		sc, spare.list = spare.list[n-1], spare.list[:n-1]
+	}
+	spare.Unlock()
+	if sc == nil {
+		sc = new(rolloutScratch)
+	}
 	if sc.fz == nil || !sc.fz.suits(p) {
 		sc.fz = p.NewFeaturizer()
 	}
 	return sc
+}
+
+func putScratch(sc *rolloutScratch) {
+	spare.Lock()
+	if len(spare.list) < maxSpare {
+		spare.list = append(spare.list, sc)
+	}
+	spare.Unlock()
 }
 
 // forward runs the policy on s, leaving its distribution in ps.
