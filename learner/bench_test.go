@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"fmt"
 	"runtime"
 	"syscall"
 	"testing"
@@ -76,4 +77,54 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkUpdateSize measures one update of B tasks × 8 rollouts of
+// the default preset, labelled with dense rewards so that every step has
+// a gradient. Its cpu-ns/step should not depend on B.
+func BenchmarkUpdateSize(b *testing.B) {
+	env, err := envs.New("household", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tasksPerBatch := range []int{16, 64} {
+		tasks, err := env.Tasks(envs.SplitTrain, tasksPerBatch, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, _ := policy.New(policy.Config{})
+		batch := collect(b, env, tasks, p, 8, 1, schemas.SourceOnPolicy)
+		labelDense(batch)
+		for _, c := range []struct {
+			name string
+			cfg  Config
+		}{
+			{"grpo", Config{Rewards: RewardDense}},
+			{"gigpo", Config{Algo: GiGPO, Rewards: RewardDense}},
+			{"ppo", Config{Algo: PPO, Rewards: RewardDense}},
+		} {
+			b.Run(fmt.Sprintf("%s/%dx8", c.name, tasksPerBatch), func(b *testing.B) { benchUpdateSteps(b, batch, c.cfg) })
+		}
+	}
+}
+
+// benchUpdateSteps is benchUpdate with the CPU time per step of the batch.
+func benchUpdateSteps(b *testing.B, batch []*schemas.Trajectory, cfg Config) {
+	steps := 0
+	for _, t := range batch {
+		steps += len(t.Steps)
+	}
+	p, _ := policy.New(policy.Config{})
+	tr := newTrainer(b, p, cfg)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		if _, err := tr.Update(batch, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/update")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*steps), "cpu-ns/step")
+	b.ReportMetric(float64(steps), "steps/batch")
 }

@@ -83,7 +83,7 @@ func (t *Trainer) accumulate(samples []*sample, on, off []int, g *policy.Grads, 
 	}
 	mb := minibatch{samples: samples, wOn: wOn, wOff: wOff, nOn: nOn}
 	if len(t.work) <= 1 {
-		return t.sweep(mb, on, off, g, acc)
+		return t.sweep(mb, on, off, g, acc, &t.work[0].ps)
 	}
 	results := make([][2]float64, len(t.work))
 	t.parallel(func(w int) {
@@ -95,7 +95,7 @@ func (t *Trainer) accumulate(samples []*sample, on, off []int, g *policy.Grads, 
 			wg = wk.g
 		}
 		k := len(t.work)
-		l, vl := t.sweep(mb, chunk(on, w, k), chunk(off, w, k), wg, &wk.acc)
+		l, vl := t.sweep(mb, chunk(on, w, k), chunk(off, w, k), wg, &wk.acc, &wk.ps)
 		results[w] = [2]float64{l, vl}
 	})
 	for w, wk := range t.work {
@@ -116,9 +116,9 @@ type minibatch struct {
 	nOn       int
 }
 
-// sweep runs forward and backward over the given on- and off-policy samples.
-func (t *Trainer) sweep(mb minibatch, on, off []int, g *policy.Grads, acc *accum) (loss, vloss float64) {
-	var ps policy.Pass
+// sweep runs forward and backward over the given on- and off-policy
+// samples, in ps.
+func (t *Trainer) sweep(mb minibatch, on, off []int, g *policy.Grads, acc *accum, ps *policy.Pass) (loss, vloss float64) {
 	var d []float64
 	for k, idx := range [][]int{on, off} {
 		w, st := mb.wOn, &acc.on
@@ -128,13 +128,17 @@ func (t *Trainer) sweep(mb minibatch, on, off []int, g *policy.Grads, acc *accum
 		for _, i := range idx {
 			s := mb.samples[i]
 			for j, f := range s.feats {
-				t.pol.Forward(f, &ps)
+				if t.cfg.Algo == PPO {
+					t.pol.Forward(f, ps)
+				} else {
+					t.pol.ForwardActions(f, ps) // only PPO has a value loss
+				}
 				d = resize(d, len(ps.LogProbs))
-				l, dv, vl := t.stepLoss(s, j, &ps, w, mb.nOn, d, st)
+				l, dv, vl := t.stepLoss(s, j, ps, w, mb.nOn, d, st)
 				loss += l
 				vloss += vl
 				if g != nil {
-					_ = t.pol.Backward(&ps, d, dv, g) // shapes match by construction
+					_ = t.pol.Backward(ps, d, dv, g) // shapes match by construction
 				}
 			}
 		}

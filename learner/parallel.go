@@ -6,12 +6,14 @@ import (
 	"github.com/rspo-dev/rspo/policy"
 )
 
-// worker holds one goroutine's scratch: its featuriser, its gradient and
-// its figures.
+// worker holds one goroutine's scratch: its featuriser, its gradient, its
+// figures, and its passes of the policy and of the reference, which keep
+// what they can reuse while the parameters stay the same.
 type worker struct {
-	fz  *policy.Featurizer
-	g   *policy.Grads
-	acc accum
+	fz     *policy.Featurizer
+	g      *policy.Grads
+	acc    accum
+	ps, rs policy.Pass
 }
 
 func newWorkers(p *policy.Policy, n int) []*worker {

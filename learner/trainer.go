@@ -117,26 +117,32 @@ func (t *Trainer) prepare(on, off []*schemas.Trajectory) ([]*sample, error) {
 // as it is before the update (π_old) where needed: V_old for PPO, log π_old
 // for off-policy steps.
 func (t *Trainer) oldPass(samples []*sample) {
-	t.eachSample(len(samples), func(_, k int) { t.oldPassOne(samples[k]) })
+	t.eachSample(len(samples), func(w, k int) { t.oldPassOne(samples[k], t.work[w]) })
 }
 
-func (t *Trainer) oldPassOne(s *sample) {
-	var ps, rs policy.Pass
+func (t *Trainer) oldPassOne(s *sample, wk *worker) {
+	ps, rs := &wk.ps, &wk.rs
 	n := len(s.feats)
 	s.values, s.refLogP = make([]float64, n), make([][]float64, n)
+	actions := 0
+	for _, f := range s.feats {
+		actions += f.NumActions()
+	}
+	ref := make([]float64, 0, actions) // one allocation for every step's log π_ref
 	if s.off {
 		s.oldLogP = make([]float64, n)
 	}
 	needOld := s.off || t.cfg.Algo == PPO
 	for i, f := range s.feats {
 		if needOld {
-			t.pol.Forward(f, &ps)
+			t.pol.Forward(f, ps)
 			s.values[i] = ps.Value
 			if s.off {
 				s.oldLogP[i] = ps.LogProbs[s.t.Steps[i].ActionIndex]
 			}
 		}
-		t.ref.Forward(f, &rs)
-		s.refLogP[i] = append([]float64(nil), rs.LogProbs...)
+		t.ref.ForwardActions(f, rs) // π_ref's value is never used
+		ref = append(ref, rs.LogProbs...)
+		s.refLogP[i] = ref[len(ref)-len(rs.LogProbs) : len(ref) : len(ref)]
 	}
 }

@@ -92,6 +92,7 @@ func (o *Adam) Step(p *Policy, g *Grads) error {
 		o.update(p.params, g.data, l.emb(r), l.emb(r)+l.row, lr)
 	}
 	o.update(p.params, g.data, l.sparse, l.total, lr)
+	p.changed()
 	return nil
 }
 

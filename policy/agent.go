@@ -48,20 +48,18 @@ func (a *Agent) Act(ep envs.Episode, rng *rand.Rand) (string, error) {
 	if len(s.Admissible) == 0 {
 		return "", envs.ErrNoActions
 	}
-	var f *Features
-	var err error
-	if a.continues(ep) {
+	first := !a.continues(ep)
+	if first {
+		a.hist, a.task = a.hist[:0], ep.Task().ID
+	} else {
 		a.hist = append(a.hist, a.last)
 		s.History = a.hist
-		f, err = a.fz.Next(&s)
-	} else {
-		a.hist, a.task = a.hist[:0], ep.Task().ID
-		f, err = a.fz.Features(&s)
 	}
+	f, err := a.fz.scratch(&s, first)
 	if err != nil {
 		return "", err
 	}
-	a.p.Forward(f, &a.ps)
+	a.p.distribution(f, &a.ps)
 	tiltState(&a.ps, &s, a.tilt, a.lambda, &a.scores)
 	idx := Argmax(a.ps.Probs)
 	if !a.greedy {

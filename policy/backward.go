@@ -22,9 +22,12 @@ func (p *Policy) Backward(ps *Pass, dLogits []float64, dValue float64, g *Grads)
 		p.backScores(ps, dLogits, g)
 	}
 	if dValue != 0 {
+		if !ps.valued { // after ForwardActions
+			ps.Value, ps.valued = p.value(ps.f.state, ps), true
+		}
 		p.backValue(ps, dValue, g)
 	}
-	p.backEmbed(ps.f.state, ps.dxs, g)
+	p.backEmbed(ps.f.state, ps.dxs, g, ps)
 	return nil
 }
 
@@ -35,19 +38,16 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 	f := ps.f
 	nA := len(dLogits)
 	ps.dpre = grow(ps.dpre, nA*l.h)
-	ps.dz = grow(ps.dz, nA*l.ina)
-	w2 := p.params[l.w2 : l.w2+l.h]
-	gw2, gwf := g.data[l.w2:l.w2+l.h], g.data[l.wf:l.wf+NumFlags]
-	gb1 := g.data[l.b1 : l.b1+l.h]
+	ps.dz = grow(ps.dz, nA*2*l.d)
+	ps.ds = grow(ps.ds, nA)
 	for a, dl := range dLogits {
-		ds := dl / ps.temp
-		h := ps.h[a*l.h : (a+1)*l.h]
-		dpre := ps.dpre[a*l.h : (a+1)*l.h]
-		for i, hv := range h {
-			gw2[i] += ds * hv
-			dpre[i] = ds * w2[i] * (1 - hv*hv)
-			gb1[i] += dpre[i]
-		}
+		ps.ds[a] = dl / ps.temp
+	}
+	// The units' sums, then the flags' and the linear weights': each
+	// accumulator still takes the actions in order.
+	backHead(g.data[l.w2:l.w2+l.h], g.data[l.b1:l.b1+l.h], p.params[l.w2:l.w2+l.h], ps.h, ps.dpre, ps.ds)
+	gwf := g.data[l.wf : l.wf+NumFlags]
+	for a, ds := range ps.ds {
 		for i, fv := range f.Flags(a) {
 			gwf[i] += ds * fv
 		}
@@ -56,23 +56,39 @@ func (p *Policy) backScores(ps *Pass, dLogits []float64, g *Grads) {
 			g.data[l.lin(id)] += ds
 		}
 	}
-	dpre := blas64.General{Rows: nA, Cols: l.h, Data: ps.dpre, Stride: l.h}
-	z := blas64.General{Rows: nA, Cols: l.ina, Data: ps.z, Stride: l.ina}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dpre, z, 1, w1Action(l, g.data))
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dpre, p.w1Action(),
-		0, blas64.General{Rows: nA, Cols: l.ina, Data: ps.dz, Stride: l.ina})
+	p.backHidden(ps, nA, g)
 	p.backStateShare(ps, nA, g)
 	ps.dxa = grow(ps.dxa, l.d)
-	dxa := ps.dxa
+	dxa, dw := ps.dxa, 2*l.d
 	for a := range nA {
-		dz := ps.dz[a*l.ina : (a+1)*l.ina]
+		dz := ps.dz[a*dw : (a+1)*dw]
 		xa := ps.xa[a*l.d : (a+1)*l.d]
 		for i := range l.d {
 			ps.dxs[i] += dz[l.d+i] * xa[i]
 			dxa[i] = dz[i] + dz[l.d+i]*ps.xs[i]
 		}
-		p.backEmbed(f.embedded(a), dxa, g)
+		p.backEmbed(f.embedded(a), dxa, g, ps)
 	}
+}
+
+// backHidden adds ∂W1a = dpreᵀ·z to g and writes ∂z = dpre·W1a into
+// ps.dz, as Dgemm sums them; only the x_a and x_s⊙x_a columns of ∂z, the
+// ones read, are computed.
+func (p *Policy) backHidden(ps *Pass, nA int, g *Grads) {
+	l := &p.lay
+	dw := 2 * l.d
+	clear(ps.dz[:nA*dw])
+	if exactKernels {
+		addRows(g.data[l.w1+l.d:], l.in, ps.dpre, 1, l.h, ps.z, l.ina, l.h, nA, l.ina)
+		addRows(ps.dz, dw, ps.dpre, l.h, 1, p.params[l.w1+l.d:], l.in, nA, l.h, dw)
+		return
+	}
+	dpre := blas64.General{Rows: nA, Cols: l.h, Data: ps.dpre, Stride: l.h}
+	z := blas64.General{Rows: nA, Cols: l.ina, Data: ps.z, Stride: l.ina}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dpre, z, 1, w1Action(l, g.data))
+	w1a := p.w1Action()
+	w1a.Cols = dw
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dpre, w1a, 0, blas64.General{Rows: nA, Cols: dw, Data: ps.dz, Stride: dw})
 }
 
 // backStateShare propagates the summed pre-activation gradient through the
@@ -123,17 +139,33 @@ func (p *Policy) backValue(ps *Pass, dv float64, g *Grads) {
 }
 
 // backEmbed adds ∂L/∂x to the rows x = (1/√n)·Σ emb[id] was built from.
-func (p *Policy) backEmbed(ids []int32, dx []float64, g *Grads) {
+func (p *Policy) backEmbed(ids []int32, dx []float64, g *Grads, ps *Pass) {
 	if len(ids) == 0 || !anyNonZero(dx) {
 		return
 	}
 	l := &p.lay
 	s := 1 / math.Sqrt(float64(len(ids)))
+	if fusesMulAdd { // e[i] + v*s may be one fused operation
+		for _, id := range ids {
+			g.rows.add(id)
+			e := g.data[l.emb(id) : l.emb(id)+l.d]
+			for i, v := range dx {
+				e[i] += v * s
+			}
+		}
+		return
+	}
+	// Every row takes the same products: compute them once.
+	ps.dxe = grow(ps.dxe, len(dx))
+	t := ps.dxe
+	for i, v := range dx {
+		t[i] = v * s
+	}
 	for _, id := range ids {
 		g.rows.add(id)
-		e := g.data[l.emb(id) : l.emb(id)+l.d]
-		for i, v := range dx {
-			e[i] += v * s
+		e := g.data[l.emb(id) : l.emb(id)+len(t)]
+		for i, v := range t {
+			e[i] += v
 		}
 	}
 }

@@ -16,17 +16,17 @@ const (
 // for "click[b0smym5jgl]", the receptacle's contents for "take apple 1 from
 // countertop 1".
 type obsIndex struct {
-	where map[uint64][]int32 // word or entity → sentences that contain it (ascending, unique)
-	start []int              // first token of each sentence (len = sentences+1)
-	goals []uint64           // per sentence: bit i set when it has goal word i
+	where table[int32] // word or entity → its entry in sents
+	sents [][]int32    // the sentences that contain a word or entity (ascending, unique)
+	nList int          // entries of sents in use
+	start []int        // first token of each sentence (len = sentences+1)
+	goals []uint64     // per sentence: bit i set when it has goal word i
 }
 
 // build indexes obs given the instruction's goal words.
 func (x *obsIndex) build(obs []token, goal []uint64) {
-	if x.where == nil {
-		x.where = map[uint64][]int32{}
-	}
-	clear(x.where)
+	x.where.reset()
+	x.nList = 0
 	x.start, x.goals = x.start[:0], x.goals[:0]
 	for i, t := range obs {
 		for int32(len(x.start)) <= t.sent {
@@ -50,8 +50,18 @@ func (x *obsIndex) build(obs []token, goal []uint64) {
 }
 
 func (x *obsIndex) note(h uint64, sent int32) {
-	if l := x.where[h]; len(l) == 0 || l[len(l)-1] != sent {
-		x.where[h] = append(l, sent)
+	e, ok := x.where.get(h)
+	if !ok {
+		if x.nList == len(x.sents) {
+			x.sents = append(x.sents, nil)
+		}
+		e = int32(x.nList)
+		x.sents[e] = x.sents[e][:0]
+		x.nList++
+		*x.where.at(h) = e
+	}
+	if l := x.sents[e]; len(l) == 0 || l[len(l)-1] != sent {
+		x.sents[e] = append(l, sent)
 	}
 }
 
@@ -62,7 +72,7 @@ func (x *obsIndex) note(h uint64, sent int32) {
 func (x *obsIndex) context(act []token, ents []entity) []int32 {
 	var best []int32
 	pick := func(h uint64) {
-		if l := x.where[h]; len(l) > 0 && (best == nil || len(l) < len(best)) {
+		if l := x.lookup(h); len(l) > 0 && (best == nil || len(l) < len(best)) {
 			best = l
 		}
 	}
@@ -97,6 +107,14 @@ func (x *obsIndex) goalFrac(sents []int32, nGoal int) float64 {
 		most = max(most, bits.OnesCount64(x.goals[s]))
 	}
 	return float64(most) / float64(min(nGoal, 64))
+}
+
+// lookup returns the sentences that contain the word or entity h.
+func (x *obsIndex) lookup(h uint64) []int32 {
+	if e, ok := x.where.get(h); ok {
+		return x.sents[e]
+	}
+	return nil
 }
 
 // words returns the tokens of sentence s.

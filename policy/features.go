@@ -54,6 +54,7 @@ type Features struct {
 	actMid []int32   // of which actIDs[actOff[a]:actMid[a]] are also embedded
 	actIDs []int32   // bucket ids of the action-side features
 	flags  []float64 // NumActions × NumFlags match flags
+	keys   []uint64  // per action, a hash of its embedded ids (see actionCache)
 }
 
 // NumActions is the number of admissible actions the features describe.
@@ -84,6 +85,14 @@ func StateSimilarity(a, b *Features) float64 {
 	return float64(common) / float64(union)
 }
 
+// embKey returns the cache key of action a's embedded ids.
+func (f *Features) embKey(a int) uint64 {
+	if f.keys == nil {
+		return hashIDs(f.embedded(a))
+	}
+	return f.keys[a]
+}
+
 // embedded returns the ids of action a that feed its embedding.
 func (f *Features) embedded(a int) []int32 { return f.actIDs[f.actOff[a]:f.actMid[a]] }
 
@@ -98,35 +107,43 @@ func (f *Features) Flags(a int) []float64 { return f.flags[a*NumFlags : (a+1)*Nu
 // goroutine with Policy.NewFeaturizer.
 type Featurizer struct {
 	buckets   uint64
+	pow2      bool // buckets is a power of two: a mask takes the remainder
 	history   int
 	mem       *memory
 	instr     []token
 	instrText string
+	stable    []int32 // sorted ids of the bias, the instruction and the episode's words
+	words     int     // how many of mem.words stable holds
+	dyn       []int32 // the other state ids (see stateIDs)
 	obs       []token
-	act       []token
+	obsText   string // the text of obs
+	turnObs   []token
+	actToks   []token
 	hist      []token
 	obsEnts   []entity
-	actEnts   []entity
 	goalObs   []uint64
 	index     obsIndex
-	ctx       []int32 // context sentences of the current action
+	ctx       []int32  // context sentences of the current action
+	memos     memos    // the admissible actions of the episode so far
+	last      lastList // the memos of the previous admissible list
+	work      Features // the features of the last state, see scratch
 }
 
 // NewFeaturizer returns a featurizer for p's configuration.
 func (p *Policy) NewFeaturizer() *Featurizer {
-	return &Featurizer{buckets: uint64(p.cfg.Buckets), history: p.cfg.History, mem: newMemory()}
+	b := uint64(p.cfg.Buckets)
+	return &Featurizer{buckets: b, pow2: b&(b-1) == 0, history: p.cfg.History, mem: newMemory()}
+}
+
+// suits reports whether z featurises states as p's own featurizers do.
+func (z *Featurizer) suits(p *Policy) bool {
+	return z.buckets == uint64(p.cfg.Buckets) && z.history == p.cfg.History
 }
 
 // Features computes the features of one state from scratch (reading its
 // whole history). It returns ErrNoActions for an empty admissible list.
 func (z *Featurizer) Features(s *State) (*Features, error) {
-	z.instr = tokenize(s.Instruction, z.instr[:0])
-	z.instrText = s.Instruction
-	z.mem.reset(z.instr)
-	for _, t := range s.History {
-		z.mem.addTurn(t)
-	}
-	return z.current(s)
+	return z.kept(z.scratch(s, true))
 }
 
 // Next computes the features of s incrementally: s must be the state
@@ -134,42 +151,163 @@ func (z *Featurizer) Features(s *State) (*Features, error) {
 // of History. Rollouts use it to read each turn once; when s does not
 // extend the previous state by exactly one turn it falls back to Features.
 func (z *Featurizer) Next(s *State) (*Features, error) {
-	if len(s.History) != z.mem.turns+1 || s.Instruction != z.instrText {
-		return z.Features(s)
+	return z.kept(z.scratch(s, false))
+}
+
+// kept returns a compact copy of scratch features, for callers that keep
+// them.
+func (z *Featurizer) kept(f *Features, err error) (*Features, error) {
+	if err != nil {
+		return nil, err
 	}
-	z.mem.addTurn(s.History[len(s.History)-1])
-	return z.current(s)
+	return f.compact(), nil
+}
+
+// scratch computes the features of s, from scratch when first is set or s
+// does not continue the previous state, into the featurizer's own buffers:
+// they stay valid until its next call, which suits a caller that uses them
+// once (a rollout) and saves it their allocation.
+func (z *Featurizer) scratch(s *State, first bool) (*Features, error) {
+	if first || len(s.History) != z.mem.turns+1 || s.Instruction != z.instrText {
+		z.begin(s)
+	} else {
+		z.addTurn(s.History[len(s.History)-1])
+	}
+	if err := z.fill(s, &z.work); err != nil {
+		return nil, err
+	}
+	return &z.work, nil
+}
+
+// begin reads the instruction and the whole history of s.
+func (z *Featurizer) begin(s *State) {
+	if s.Instruction == z.instrText && z.memos.byText != nil {
+		z.memos.newEpisode()
+	} else {
+		z.memos.reset()
+	}
+	z.instr = tokenize(s.Instruction, z.instr[:0])
+	z.instrText = s.Instruction
+	z.mem.reset(z.instr)
+	z.stable = z.stable[:0]
+	z.addStable(z.id(nsBias, 0))
+	for _, t := range z.instr {
+		if t.content() {
+			z.addStable(z.id(nsInstr, t.h))
+		}
+	}
+	z.words = 0
+	z.obsText = ""
+	for _, t := range s.History {
+		z.addTurn(t)
+	}
+}
+
+// addTurn records one finished turn in z.mem. The turn's observation is
+// usually the one z.obs holds, and its action one of the episode's memos,
+// so neither is tokenised again.
+func (z *Featurizer) addTurn(t Turn) {
+	obs := z.obs
+	if t.Observation != z.obsText {
+		z.turnObs = tokenize(t.Observation, z.turnObs[:0])
+		obs = z.turnObs
+	}
+	z.mem.addTurn(obs, z.actionTokens(t.Action))
+	for _, w := range z.mem.words[z.words:] {
+		z.addStable(z.id(nsEpisodeWord, w))
+	}
+	z.words = len(z.mem.words)
+}
+
+// actionTokens returns the tokens of an action text: its memo's if it has
+// one (valid until the next call otherwise).
+func (z *Featurizer) actionTokens(text string) []token {
+	if m, ok := z.memos.byText[text]; ok {
+		return m.toks
+	}
+	z.actToks = tokenize(text, z.actToks[:0])
+	return z.actToks
+}
+
+// compact returns a copy of f in three allocations sized to fit.
+func (f *Features) compact() *Features {
+	var sl slab
+	sl.reserve(f, 1)
+	return sl.copy(f, new(Features))
+}
+
+// slab holds the features of many states in a few large allocations.
+type slab struct {
+	ints   []int32
+	floats []float64
+	keys   []uint64
+}
+
+// reserve makes room for about n states like f.
+func (sl *slab) reserve(f *Features, n int) {
+	sl.ints = make([]int32, 0, n*(len(f.state)+len(f.actOff)+len(f.actMid)+len(f.actIDs)))
+	sl.floats = make([]float64, 0, n*len(f.flags))
+	sl.keys = make([]uint64, 0, n*len(f.keys))
+}
+
+// copy copies f into dst, backed by the slab; a full slab starts a new
+// allocation rather than move what it holds.
+func (sl *slab) copy(f, dst *Features) *Features {
+	if n := len(f.state) + len(f.actOff) + len(f.actMid) + len(f.actIDs); cap(sl.ints)-len(sl.ints) < n {
+		sl.ints = make([]int32, 0, max(n, cap(sl.ints)/2))
+	}
+	if cap(sl.floats)-len(sl.floats) < len(f.flags) || cap(sl.keys)-len(sl.keys) < len(f.keys) {
+		sl.floats = make([]float64, 0, max(len(f.flags), cap(sl.floats)/2))
+		sl.keys = make([]uint64, 0, max(len(f.keys), cap(sl.keys)/2))
+	}
+	dst.state, sl.ints = appendTail(sl.ints, f.state)
+	dst.actOff, sl.ints = appendTail(sl.ints, f.actOff)
+	dst.actMid, sl.ints = appendTail(sl.ints, f.actMid)
+	dst.actIDs, sl.ints = appendTail(sl.ints, f.actIDs)
+	dst.flags, sl.floats = appendTail(sl.floats, f.flags)
+	dst.keys, sl.keys = appendTail(sl.keys, f.keys)
+	return dst
+}
+
+// appendTail appends v to buf, which has room for it, and returns the
+// appended part (capped, so that appending to it cannot overwrite buf).
+func appendTail[T any](buf, v []T) (part, grown []T) {
+	buf = append(buf, v...)
+	return buf[len(buf)-len(v) : len(buf) : len(buf)], buf
 }
 
 // Episode computes the features of the states of one episode in order, as
 // StatesFromTrajectory returns them: state k's History must be state k-1's
-// plus one turn. It reads each turn once.
+// plus one turn. It reads each turn once, and keeps all the features in a
+// few allocations.
 func (z *Featurizer) Episode(states []State) ([]*Features, error) {
 	out := make([]*Features, len(states))
+	all := make([]Features, len(states))
+	var sl slab
 	for k := range states {
-		s := &states[k]
-		var err error
-		if k == 0 {
-			out[k], err = z.Features(s)
-		} else {
-			out[k], err = z.Next(s)
-		}
+		f, err := z.scratch(&states[k], k == 0)
 		if err != nil {
 			return nil, err
 		}
+		if k == 0 {
+			sl.reserve(f, len(states)+len(states)/4)
+		}
+		out[k] = sl.copy(f, &all[k])
 	}
 	return out, nil
 }
 
-// current computes s's features given that z.mem holds s's history and
-// z.instr its instruction tokens.
-func (z *Featurizer) current(s *State) (*Features, error) {
+// fill computes s's features into f, reusing its storage, given that
+// z.mem holds s's history and z.instr its instruction tokens.
+func (z *Featurizer) fill(s *State, f *Features) error {
 	n := len(s.Admissible)
 	if n == 0 {
-		return nil, ErrNoActions
+		return ErrNoActions
 	}
-	f := &Features{actOff: make([]int32, 1, n+1), actMid: make([]int32, 0, n), flags: make([]float64, n*NumFlags)}
-	z.obs = tokenize(s.Observation, z.obs[:0])
+	f.actOff, f.actMid, f.actIDs = append(f.actOff[:0], 0), f.actMid[:0], f.actIDs[:0]
+	f.flags = grow(f.flags, n*NumFlags)
+	clear(f.flags)
+	z.obs, z.obsText = tokenize(s.Observation, z.obs[:0]), s.Observation
 	z.obsEnts = entities(z.obs, z.obsEnts[:0])
 	z.goalObs = z.goalObs[:0]
 	for _, e := range z.obsEnts {
@@ -178,55 +316,97 @@ func (z *Featurizer) current(s *State) (*Features, error) {
 		}
 	}
 	z.index.build(z.obs, z.mem.goal)
-	f.state = z.stateIDs(s)
+	f.state = z.stateIDs(s, f.state[:0])
+	f.keys = f.keys[:0]
+	z.last.start(len(s.Admissible))
 	for a, text := range s.Admissible {
-		z.act = tokenize(text, z.act[:0])
-		z.actEnts = entities(z.act, z.actEnts[:0])
-		z.ctx = z.index.context(z.act, z.actEnts)
-		f.actIDs = z.actionText(f.actIDs)
+		m := z.last.memo(z, a, text)
+		z.ctx = z.index.context(m.toks, m.ents)
+		from := len(f.actIDs)
+		f.actIDs = z.contextIDs(f.actIDs)
+		key := m.textKey
+		if len(f.actIDs) > from {
+			key = mix(hashIDs(f.actIDs[from:]), key)
+		}
+		f.keys = append(f.keys, key)
+		f.actIDs = append(f.actIDs, m.textIDs...)
 		f.actMid = append(f.actMid, int32(len(f.actIDs)))
-		f.actIDs = z.actionCrossings(f.actIDs)
+		f.actIDs = z.crossings(m, f.actIDs)
 		f.actOff = append(f.actOff, int32(len(f.actIDs)))
-		z.actionFlags(f.flags[a*NumFlags : (a+1)*NumFlags])
+		z.actionFlags(m, f.flags[a*NumFlags:(a+1)*NumFlags])
 	}
-	return f, nil
+	return nil
 }
 
-func (z *Featurizer) id(ns, h uint64) int32 { return int32(mix(ns, h) % z.buckets) }
+func (z *Featurizer) id(ns, h uint64) int32 {
+	x := mix(ns, h)
+	if z.pow2 {
+		return int32(x & (z.buckets - 1)) // x % buckets, without a division
+	}
+	return int32(x % z.buckets)
+}
 
 // stateIDs lists the state-side features: bias, instruction words,
 // observation words and bigrams, the words of every earlier action, recent
-// action words, the last action, the step count.
-func (z *Featurizer) stateIDs(s *State) []int32 {
-	ids := make([]int32, 0, 2*len(z.obs)+len(z.instr)+16)
-	ids = append(ids, z.id(nsBias, 0), z.id(nsStep, uint64(min(len(s.History), maxStepFeature))))
-	for _, t := range z.instr {
-		if t.content() {
-			ids = append(ids, z.id(nsInstr, t.h))
-		}
-	}
-	ids = z.appendWords(ids, nsObs, nsObsBigram, z.obs)
-	for _, w := range z.mem.words {
-		ids = append(ids, z.id(nsEpisodeWord, w))
-	}
+// action words, the last action, the step count — sorted, without
+// repeats. Those fixed for the episode so far are kept sorted in z.stable;
+// only the others are sorted, and the two merged.
+func (z *Featurizer) stateIDs(s *State, ids []int32) []int32 {
+	dyn := append(z.dyn[:0], z.id(nsStep, uint64(min(len(s.History), maxStepFeature))))
+	dyn = z.appendWords(dyn, nsObs, nsObsBigram, z.obs)
 	from := max(0, len(s.History)-z.history)
 	for i := from; i < len(s.History); i++ {
-		z.hist = tokenize(s.History[i].Action, z.hist[:0])
+		z.hist = z.actionTokens(s.History[i].Action)
 		last := i == len(s.History)-1
 		for j, t := range z.hist {
 			if t.content() {
-				ids = append(ids, z.id(nsHist, t.h))
+				dyn = append(dyn, z.id(nsHist, t.h))
 			}
 			if last && j == 0 {
-				ids = append(ids, z.id(nsLastVerb, t.h))
+				dyn = append(dyn, z.id(nsLastVerb, t.h))
 			}
 		}
 		if last {
-			ids = append(ids, z.id(nsLastAct, actionHash(z.hist)))
+			dyn = append(dyn, z.id(nsLastAct, actionHash(z.hist)))
 		}
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids)
+	slices.Sort(dyn)
+	z.dyn = dyn
+	return mergeUnique(ids, z.stable, dyn)
+}
+
+// mergeUnique appends to dst the sorted union, without repeats, of a
+// (sorted, no repeats) and b (sorted).
+func mergeUnique(dst, a, b []int32) []int32 {
+	push := func(v int32) {
+		if len(dst) == 0 || dst[len(dst)-1] != v {
+			dst = append(dst, v)
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] <= b[j] {
+			push(a[i])
+			i++
+		} else {
+			push(b[j])
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		push(a[i])
+	}
+	for ; j < len(b); j++ {
+		push(b[j])
+	}
+	return dst
+}
+
+// addStable adds id to z.stable, keeping it sorted without repeats.
+func (z *Featurizer) addStable(id int32) {
+	if i, found := slices.BinarySearch(z.stable, id); !found {
+		z.stable = slices.Insert(z.stable, i, id)
+	}
 }
 
 // appendWords adds the content words of toks and the bigrams within a sentence.
@@ -242,11 +422,14 @@ func (z *Featurizer) appendWords(ids []int32, nsWord, nsBigram uint64, toks []to
 	return ids
 }
 
-// actionText appends the action-side features that describe the action
-// itself — the content words of the observation text about its object, its
-// verb, words and bigrams — which feed both the action embedding and the
-// linear score.
-func (z *Featurizer) actionText(ids []int32) []int32 {
+// contextIDs appends the content words of the observation text about the
+// current action's object (z.ctx). With the verb, words and bigrams of the
+// action (actionMemo.textIDs) they describe the action itself and feed
+// both the action embedding and the linear score; the word crossings of
+// the action with the instruction, with the previous verb, and with every
+// verb used so far in the episode (which tells the stage of a task: taken,
+// cleaned, ...; see crossings) feed the linear score only.
+func (z *Featurizer) contextIDs(ids []int32) []int32 {
 	for _, sent := range z.ctx {
 		for _, t := range z.index.words(z.obs, sent) {
 			if t.content() {
@@ -254,61 +437,42 @@ func (z *Featurizer) actionText(ids []int32) []int32 {
 			}
 		}
 	}
-	if len(z.act) > 0 {
-		ids = append(ids, z.id(nsVerb, z.act[0].h))
-	}
-	return z.appendWords(ids, nsAct, nsActBigram, z.act)
-}
-
-// actionCrossings appends the word crossings of the action with the
-// instruction, with the previous verb, and with every verb used so far in
-// the episode (which tells the stage of a task: taken, cleaned, ...); they
-// feed the linear score only.
-func (z *Featurizer) actionCrossings(ids []int32) []int32 {
-	for _, t := range z.act {
-		if !t.content() {
-			continue
-		}
-		for _, g := range z.mem.goal {
-			ids = append(ids, z.id(nsCross, mix(g, t.h)))
-		}
-		if z.mem.turns > 0 {
-			ids = append(ids, z.id(nsPrevCross, mix(z.mem.prevVerb, t.h)))
-		}
-		for _, v := range z.mem.verbs {
-			ids = append(ids, z.id(nsVerbCross, mix(v, t.h)))
-		}
-	}
 	return ids
 }
 
-// actionFlags fills the match flags of z.act (with z.actEnts and z.ctx).
-func (z *Featurizer) actionFlags(fl []float64) {
-	content, goal := 0, 0
-	for _, t := range z.act {
-		if t.content() {
-			content++
-			if z.mem.isGoal(t.h) {
-				goal++
-			}
-		}
-	}
-	if content > 0 {
-		fl[flagGoalFrac] = float64(goal) / float64(content)
-	}
-	fl[flagAnyGoal] = b2f(goal > 0)
-	fl[flagVerbInGoal] = b2f(len(z.act) > 0 && z.mem.isGoal(z.act[0].h))
-	for _, e := range z.actEnts {
-		fl[flagGoalEntity] = max(fl[flagGoalEntity], b2f(z.mem.isGoal(e.word)))
-		fl[flagVisited] = max(fl[flagVisited], b2f(z.mem.visited[e.h]))
+// actionFlags fills the match flags of m's action (with z.ctx).
+func (z *Featurizer) actionFlags(m *actionMemo, fl []float64) {
+	fl[flagGoalFrac] = m.goalFrac
+	fl[flagAnyGoal] = m.anyGoal
+	fl[flagVerbInGoal] = m.verbInGoal
+	fl[flagGoalEntity] = m.goalEntity
+	for _, e := range m.ents {
+		known, _ := z.mem.facts.get(e.h)
+		fl[flagVisited] = max(fl[flagVisited], b2f(known.visited))
 		fl[flagInObs] = max(fl[flagInObs], b2f(hasEntity(z.obsEnts, e.h)))
-		fl[flagSeenWithGoal] = max(fl[flagSeenWithGoal], b2f(z.mem.seenGoal[e.h] || slices.Contains(z.goalObs, e.h)))
+		fl[flagSeenWithGoal] = max(fl[flagSeenWithGoal], b2f(known.seenGoal || slices.Contains(z.goalObs, e.h)))
 	}
-	h := actionHash(z.act)
-	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && h == z.mem.prevAct)
-	fl[flagRepeatCount] = math.Log1p(float64(z.mem.taken[h]))
-	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(z.act) > 0 && z.act[0].h == z.mem.prevVerb)
+	fl[flagRepeatPrev] = b2f(z.mem.turns > 0 && m.hash == z.mem.prevAct)
+	taken, _ := z.mem.facts.get(m.hash)
+	fl[flagRepeatCount] = log1pCount(taken.taken)
+	fl[flagSameVerb] = b2f(z.mem.turns > 0 && len(m.toks) > 0 && m.toks[0].h == z.mem.prevVerb)
 	fl[flagContextGoal] = z.index.goalFrac(z.ctx, len(z.mem.goal))
+}
+
+// log1pCounts holds math.Log1p of the small counts.
+var log1pCounts = func() (t [64]float64) {
+	for n := range t {
+		t[n] = math.Log1p(float64(n))
+	}
+	return t
+}()
+
+// log1pCount is math.Log1p(float64(n)).
+func log1pCount(n int32) float64 {
+	if n >= 0 && int(n) < len(log1pCounts) {
+		return log1pCounts[n]
+	}
+	return math.Log1p(float64(n))
 }
 
 func hasEntity(ents []entity, h uint64) bool {

@@ -142,3 +142,36 @@ func TestStateSimilarity(t *testing.T) {
 		t.Error("not symmetric")
 	}
 }
+
+// TestFeaturizerReuse checks that a featurizer that has seen other
+// episodes, of the same task and of another, gives what a fresh one gives.
+func TestFeaturizerReuse(t *testing.T) {
+	p := newTestPolicy(t, Config{History: 2})
+	episode := func(instr string, actions ...string) []State {
+		s := testState()
+		var states []State
+		var hist []Turn
+		for i, a := range actions {
+			states = append(states, State{Instruction: instr, Observation: fmt.Sprintf("You arrive at place %d. You see a apple 1.", i), History: hist, Admissible: s.Admissible})
+			hist = append(hist[:len(hist):len(hist)], Turn{Observation: states[i].Observation, Action: a})
+		}
+		return states
+	}
+	instr := testState().Instruction
+	a := episode(instr, "take apple 1 from countertop 1", "go to fridge 1", "inventory")
+	b := episode(instr, "look", "go to sinkbasin 1", "take knife 1 from countertop 1")
+	c := episode("put some bread on the table.", "look", "go to fridge 1")
+	z := p.NewFeaturizer()
+	for _, ep := range [][]State{a, b, c, b, a} {
+		got, err := z.Episode(ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := p.NewFeaturizer().Episode(ep)
+		for k := range ep {
+			if g, w := fmt.Sprint(*got[k]), fmt.Sprint(*want[k]); g != w {
+				t.Fatalf("%q step %d: reused featurizer %s, fresh %s", ep[0].Instruction, k, g, w)
+			}
+		}
+	}
+}

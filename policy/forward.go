@@ -17,20 +17,25 @@ type Pass struct {
 	// Value is the value head's estimate V(s).
 	Value float64
 
-	f    *Features
-	temp float64
-	xs   []float64 // D: state embedding
-	xa   []float64 // nA×D: action embeddings
-	z    []float64 // nA×InA: per-action MLP inputs [x_a, x_s⊙x_a, flags]
-	hs   []float64 // H: the state's share of the MLP pre-activation, b1 + W1[:, :D]·x_s
-	h    []float64 // nA×H: MLP hidden activations (after tanh)
-	vh   []float64 // H: value hidden activations (after tanh)
+	f      *Features
+	temp   float64
+	valued bool        // the value head's activations are those of f
+	xs     []float64   // D: state embedding
+	xa     []float64   // nA×D: action embeddings
+	z      []float64   // nA×InA: per-action MLP inputs [x_a, x_s⊙x_a, flags]
+	hs     []float64   // H: the state's share of the MLP pre-activation, b1 + W1[:, :D]·x_s
+	h      []float64   // nA×H: MLP hidden activations (after tanh)
+	vh     []float64   // H: value hidden activations (after tanh)
+	cache  actionCache // per-embedding results of the current parameters
+	acc    []float64   // 4H lane sums of the action in hand
 	// scratch for the backward pass
 	dpre []float64 // nA×H
-	dz   []float64 // nA×In
+	dz   []float64 // nA×2D: ∂z's x_a and x_s⊙x_a columns
 	dxs  []float64 // D
 	dxa  []float64 // D
 	dvh  []float64 // H
+	ds   []float64 // nA: ∂L/∂score
+	dxe  []float64 // D: a row's share of ∂x
 }
 
 func grow(s []float64, n int) []float64 {
@@ -54,26 +59,32 @@ func (ps *Pass) size(l *layout, nA int) {
 // Forward computes the distribution and value of the state f describes
 // into ps, keeping the activations for Backward.
 func (p *Policy) Forward(f *Features, ps *Pass) {
+	p.distribution(f, ps)
+	ps.Value, ps.valued = p.value(f.state, ps), true
+}
+
+// ForwardActions is Forward without the value head, for callers that need
+// only the distribution; ps.Value is left as it was (Backward computes the
+// head if it is given a value gradient).
+func (p *Policy) ForwardActions(f *Features, ps *Pass) { p.distribution(f, ps) }
+
+// distribution is ForwardActions.
+func (p *Policy) distribution(f *Features, ps *Pass) {
+	ps.valued = false
 	l := &p.lay
 	nA := f.NumActions()
 	ps.size(l, nA)
 	ps.f, ps.temp = f, p.cfg.Temperature
 	p.embed(f.state, ps.xs)
-	for a := range nA {
-		ids := f.embedded(a)
-		xa := ps.xa[a*l.d : (a+1)*l.d]
-		p.embed(ids, xa)
-		z := ps.z[a*l.ina : (a+1)*l.ina]
-		copy(z, xa)
-		for i := range l.d {
-			z[l.d+i] = ps.xs[i] * xa[i]
-		}
-		copy(z[2*l.d:], f.Flags(a))
+	p.stateShare(ps)
+	if exactKernels && l.rowsExact(nA) {
+		p.hiddenRows(f, ps)
+	} else {
+		p.hiddenGemm(f, ps)
 	}
-	p.hidden(nA, ps)
+	tanhAll(ps.h)
 	p.scores(f, ps)
 	logSoftmax(ps.LogProbs, ps.Probs)
-	ps.Value = p.value(f.state, ps)
 }
 
 // embed writes (1/√n)·Σ emb[id] into x.
@@ -82,35 +93,65 @@ func (p *Policy) embed(ids []int32, x []float64) {
 	if len(ids) == 0 {
 		return
 	}
-	l := &p.lay
-	for _, id := range ids {
-		e := p.params[l.emb(id) : l.emb(id)+l.d]
-		for i, v := range e {
-			x[i] += v
-		}
-	}
+	embedSum(x, p.params, ids, p.lay.row)
 	s := 1 / math.Sqrt(float64(len(ids)))
 	for i := range x {
 		x[i] *= s
 	}
 }
 
-// hidden computes h = tanh(W1·[x_s, x_a, x_s⊙x_a, flags] + b1) for all
-// actions at once; the x_s share is computed once per state.
-func (p *Policy) hidden(nA int, ps *Pass) {
+// stateShare computes the state's share of the MLP pre-activation,
+// hs = b1 + W1[:, :D]·x_s.
+func (p *Policy) stateShare(ps *Pass) {
 	l := &p.lay
 	copy(ps.hs, p.params[l.b1:l.b1+l.h])
 	blas64.Gemv(blas.NoTrans, 1, p.w1State(), blas64.Vector{N: l.d, Data: ps.xs, Inc: 1},
 		1, blas64.Vector{N: l.h, Data: ps.hs, Inc: 1})
+}
+
+// input writes action a's embedding xa into ps.xa and its MLP input
+// z = [x_a, x_s⊙x_a, flags] into ps.z. The loops beat copy's calls at
+// these lengths.
+func (p *Policy) input(f *Features, ps *Pass, a int, xa []float64) {
+	l := &p.lay
+	z := ps.z[a*l.ina : (a+1)*l.ina]
+	dst, mid, xs := ps.xa[a*l.d:(a+1)*l.d], z[l.d:2*l.d], ps.xs[:l.d]
+	for i, v := range xa[:l.d] {
+		dst[i], z[i], mid[i] = v, v, xs[i]*v
+	}
+	fl := z[2*l.d:]
+	for i, v := range f.Flags(a) {
+		fl[i] = v
+	}
+}
+
+// hiddenRows computes the pre-activations W1·[x_s, z_a] + b1 of every
+// action row by row, reusing what the action cache holds (see hiddenRow).
+func (p *Policy) hiddenRows(f *Features, ps *Pass) {
+	l := &p.lay
+	ps.cache.use(p)
+	ps.acc = grow(ps.acc, 4*l.h)
+	for a := range f.NumActions() {
+		xa, lanes := ps.cache.lookup(p, f.embedded(a), f.embKey(a))
+		p.input(f, ps, a, xa)
+		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h], ps.cache.tailW)
+	}
+}
+
+// hiddenGemm computes the pre-activations of all actions with one matrix
+// product, for shapes whose product hiddenRow does not reproduce.
+func (p *Policy) hiddenGemm(f *Features, ps *Pass) {
+	l := &p.lay
+	nA := f.NumActions()
 	for a := range nA {
+		xa := ps.xa[a*l.d : (a+1)*l.d]
+		p.embed(f.embedded(a), xa)
+		p.input(f, ps, a, xa)
 		copy(ps.h[a*l.h:(a+1)*l.h], ps.hs)
 	}
 	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
 		blas64.General{Rows: nA, Cols: l.ina, Data: ps.z, Stride: l.ina},
 		p.w1Action(), 1, blas64.General{Rows: nA, Cols: l.h, Data: ps.h, Stride: l.h})
-	for i, v := range ps.h {
-		ps.h[i] = math.Tanh(v)
-	}
 }
 
 // w1State is the block of W1 that multiplies x_s (H×D, strided).
@@ -148,9 +189,7 @@ func (p *Policy) value(state []int32, ps *Pass) float64 {
 	blas64.Gemv(blas.NoTrans, 1,
 		blas64.General{Rows: l.h, Cols: l.d, Data: p.params[l.wv : l.wv+l.h*l.d], Stride: l.d},
 		blas64.Vector{N: l.d, Data: ps.xs, Inc: 1}, 1, blas64.Vector{N: l.h, Data: ps.vh, Inc: 1})
-	for i, v := range ps.vh {
-		ps.vh[i] = math.Tanh(v)
-	}
+	tanhAll(ps.vh)
 	v := dot(p.params[l.wv2:l.wv2+l.h], ps.vh) + p.params[l.cv]
 	if len(state) > 0 {
 		lin := 0.0

@@ -3,28 +3,23 @@ package policy
 // memory is what the match flags need to know about the earlier turns of an
 // episode. It is built incrementally: one addTurn per turn.
 type memory struct {
-	goal     []uint64        // content-word hashes of the instruction
-	visited  map[uint64]bool // entities named by an earlier action
-	seenGoal map[uint64]bool // entities seen in an observation sentence that names a goal word
-	taken    map[uint64]int  // action hash → times taken
-	prevAct  uint64          // hash of the previous action's tokens (0 at the first turn)
-	prevVerb uint64          // hash of the previous action's first word
-	verbs    []uint64        // distinct verbs of earlier actions, first use first
-	words    []uint64        // distinct content words of earlier actions
-	turns    int             // turns added so far
-	scratch  []token
+	goal     []uint64     // content-word hashes of the instruction
+	facts    table[facts] // per entity: visited, seen with a goal word; per action: times taken
+	prevAct  uint64       // hash of the previous action's tokens (0 at the first turn)
+	prevVerb uint64       // hash of the previous action's first word
+	verbs    []uint64     // distinct verbs of earlier actions, first use first
+	words    []uint64     // distinct content words of earlier actions
+	turns    int          // turns added so far
 	ents     []entity
 }
 
 func newMemory() *memory {
-	return &memory{visited: map[uint64]bool{}, seenGoal: map[uint64]bool{}, taken: map[uint64]int{}}
+	return &memory{}
 }
 
 // reset starts a new episode with the given instruction tokens.
 func (m *memory) reset(instr []token) {
-	clear(m.visited)
-	clear(m.seenGoal)
-	clear(m.taken)
+	m.facts.reset()
 	m.goal = m.goal[:0]
 	for _, t := range instr {
 		if t.content() {
@@ -51,7 +46,7 @@ func (m *memory) observe(obs []token) {
 	m.ents = entities(obs, m.ents[:0])
 	for _, e := range m.ents {
 		if m.sentenceHasGoal(obs, e.sent) {
-			m.seenGoal[e.h] = true
+			m.facts.at(e.h).seenGoal = true
 		}
 	}
 }
@@ -65,24 +60,23 @@ func (m *memory) sentenceHasGoal(toks []token, sent int32) bool {
 	return false
 }
 
-// addTurn records one finished turn.
-func (m *memory) addTurn(t Turn) {
-	m.scratch = tokenize(t.Observation, m.scratch[:0])
-	m.observe(m.scratch)
-	m.scratch = tokenize(t.Action, m.scratch[:0])
-	m.ents = entities(m.scratch, m.ents[:0])
+// addTurn records one finished turn, given the tokens of its observation
+// and of its action.
+func (m *memory) addTurn(obs, act []token) {
+	m.observe(obs)
+	m.ents = entities(act, m.ents[:0])
 	for _, e := range m.ents {
-		m.visited[e.h] = true
+		m.facts.at(e.h).visited = true
 	}
-	h := actionHash(m.scratch)
-	m.taken[h]++
+	h := actionHash(act)
+	m.facts.at(h).taken++
 	m.prevAct = h
 	m.prevVerb = 0
-	if len(m.scratch) > 0 {
-		m.prevVerb = m.scratch[0].h
+	if len(act) > 0 {
+		m.prevVerb = act[0].h
 		m.verbs = addUnique(m.verbs, m.prevVerb)
 	}
-	for _, t := range m.scratch {
+	for _, t := range act {
 		if t.content() {
 			m.words = addUnique(m.words, t.h)
 		}
@@ -106,4 +100,12 @@ func addUnique(list []uint64, h uint64) []uint64 {
 		}
 	}
 	return append(list, h)
+}
+
+// facts is what the memory knows about one entity or action hash. An
+// entity's and an action's hash may coincide: they use separate fields.
+type facts struct {
+	visited  bool  // the entity was named by an earlier action
+	seenGoal bool  // the entity was seen in a sentence that names a goal word
+	taken    int32 // times the action was taken
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 )
 
 // Policy is the trainable agent. Reading methods (Distribution, Sample,
@@ -16,7 +17,20 @@ type Policy struct {
 	// touched holds the bucket rows that may differ from their initial
 	// values; snapshots store only these.
 	touched *rowSet
+	// gen names the current values of params, unique across all policies:
+	// every write to params takes a new one, so a Pass may keep values
+	// computed from the parameters for as long as gen is unchanged. It is
+	// shared, like params, by the views of WithTemperature.
+	gen *uint64
 }
+
+// lastGen hands out parameter generations.
+var lastGen atomic.Uint64
+
+func newGen() uint64 { return lastGen.Add(1) }
+
+// changed records that p's parameters were written.
+func (p *Policy) changed() { *p.gen = newGen() }
 
 // New returns a fresh policy: exactly uniform over any admissible set, with
 // a zero value head. It returns ConfigErrors (matching ErrConfig) for an
@@ -27,8 +41,9 @@ func New(cfg Config) (*Policy, error) {
 	}
 	cfg = cfg.WithDefaults()
 	lay := newLayout(cfg)
-	p := &Policy{cfg: cfg, lay: lay, params: make([]float64, lay.total), touched: newRowSetPtr(cfg.Buckets)}
+	p := &Policy{cfg: cfg, lay: lay, params: make([]float64, lay.total), touched: newRowSetPtr(cfg.Buckets), gen: new(uint64)}
 	initParams(cfg, lay, p.params)
+	p.changed()
 	return p, nil
 }
 
@@ -84,6 +99,8 @@ func (p *Policy) Clone() *Policy {
 	c.params = append([]float64(nil), p.params...)
 	t := p.touched.clone()
 	c.touched = &t
+	c.gen = new(uint64)
+	c.changed()
 	return &c
 }
 
@@ -108,6 +125,7 @@ func (p *Policy) CopyFrom(src *Policy) error {
 		p.touched.add(r)
 	}
 	p.version = src.version
+	p.changed()
 	return nil
 }
 
@@ -123,4 +141,5 @@ func (p *Policy) SetParam(i int, v float64) {
 		p.touched.add(int32(i / p.lay.row))
 	}
 	p.params[i] = v
+	p.changed()
 }

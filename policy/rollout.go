@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/rspo-dev/rspo/envs"
@@ -93,8 +95,9 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 		maxSteps = DefaultMaxSteps
 	}
 	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x726f6c6c6f7574))
-	fz := p.NewFeaturizer()
-	var ps Pass
+	sc := getScratch(p)
+	defer putScratch(sc)
+	fz, ps := sc.fz, &sc.ps
 	var scores []float64
 	var hist []Turn
 	for !ep.Done() {
@@ -107,10 +110,10 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 		s := State{Instruction: t.Instruction, Observation: ep.Observation(), History: hist,
 			Admissible: append([]string(nil), ep.Admissible()...)}
 		key := ep.StateKey()
-		if err := forward(fz, p, &s, &ps, len(t.Steps) == 0); err != nil {
+		if err := forward(fz, p, &s, ps, len(t.Steps) == 0); err != nil {
 			return fmt.Errorf("step %d: %w", len(t.Steps), err)
 		}
-		tiltState(&ps, &s, opts.Tilt, opts.TiltStrength, &scores)
+		tiltState(ps, &s, opts.Tilt, opts.TiltStrength, &scores)
 		idx := Argmax(ps.Probs)
 		if !opts.Greedy {
 			idx = SampleIndex(ps.Probs, rng)
@@ -129,19 +132,57 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 	return nil
 }
 
+// rolloutScratch is what a rollout computes in: reused from one rollout to
+// the next, its buffers need no allocation and its action cache (see
+// actionCache) carries over while the parameters stay the same.
+type rolloutScratch struct {
+	fz *Featurizer
+	ps Pass
+}
+
+// spare holds the scratches of finished rollouts. Unlike a sync.Pool it
+// keeps them across garbage collections, which rollouts trigger often and
+// which would throw the action caches away.
+var spare struct {
+	sync.Mutex
+	list []*rolloutScratch
+}
+
+// maxSpare bounds the kept scratches (each may hold a few MiB of cache).
+var maxSpare = 2 * runtime.GOMAXPROCS(0)
+
+// getScratch returns a scratch whose featurizer suits p.
+func getScratch(p *Policy) *rolloutScratch {
+	spare.Lock()
+	var sc *rolloutScratch
+	if n := len(spare.list); n > 0 {
+		sc, spare.list = spare.list[n-1], spare.list[:n-1]
+	}
+	spare.Unlock()
+	if sc == nil {
+		sc = new(rolloutScratch)
+	}
+	if sc.fz == nil || !sc.fz.suits(p) {
+		sc.fz = p.NewFeaturizer()
+	}
+	return sc
+}
+
+func putScratch(sc *rolloutScratch) {
+	spare.Lock()
+	if len(spare.list) < maxSpare {
+		spare.list = append(spare.list, sc)
+	}
+	spare.Unlock()
+}
+
 // forward runs the policy on s, leaving its distribution in ps.
 func forward(fz *Featurizer, p *Policy, s *State, ps *Pass, first bool) error {
-	var f *Features
-	var err error
-	if first {
-		f, err = fz.Features(s)
-	} else {
-		f, err = fz.Next(s)
-	}
+	f, err := fz.scratch(s, first)
 	if err != nil {
 		return err
 	}
-	p.Forward(f, ps)
+	p.distribution(f, ps) // a rollout records no value
 	return nil
 }
 

@@ -180,9 +180,120 @@ func BenchmarkRollout(b *testing.B) {
 	}
 }
 
-func benchRollout(b *testing.B, env envs.Env) {
-	tasks, _ := env.Tasks(envs.SplitTrain, 64, 1)
+// BenchmarkRolloutTrained is BenchmarkRollout's default preset with a
+// policy moved off its initialisation by a few updates: its output
+// weights are no longer zero, so episodes and scores look like training's.
+func BenchmarkRolloutTrained(b *testing.B) {
+	env, err := envs.New("household", map[string]string{"preset": "alfworld"})
+	if err != nil {
+		b.Fatal(err)
+	}
 	p, _ := policy.New(policy.Config{})
+	tasks, _ := env.Tasks(envs.SplitTrain, 8, 2)
+	benchTrain(b, p, collectBench(b, env, tasks, p, 2), 3)
+	b.ResetTimer()
+	benchRolloutOf(b, env, p)
+}
+
+// BenchmarkPolicyStep reports the policy's share of a rollout step without
+// the environment: featurising a recorded state and the forward pass.
+func BenchmarkPolicyStep(b *testing.B) {
+	env, err := envs.New("household", map[string]string{"preset": "alfworld"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := policy.New(policy.Config{})
+	tasks, _ := env.Tasks(envs.SplitTrain, 8, 2)
+	ts := collectBench(b, env, tasks, p, 2)
+	benchTrain(b, p, ts, 3)
+	var states [][]policy.State
+	for _, t := range ts {
+		s, err := policy.StatesFromTrajectory(t)
+		if err != nil {
+			b.Fatal(err)
+		}
+		states = append(states, s)
+	}
+	fz := p.NewFeaturizer()
+	var ps policy.Pass
+	steps := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := range b.N {
+		for k, s := range states[i%len(states)] {
+			var f *policy.Features
+			if k == 0 {
+				f, err = fz.Features(&s)
+			} else {
+				f, err = fz.Next(&s)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Forward(f, &ps)
+			steps++
+		}
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+	b.ReportMetric(float64(steps)/(cpuTime()-cpu0).Seconds(), "steps/cpu-s")
+}
+
+// collectBench rolls out n episodes of each task with p.
+func collectBench(b *testing.B, env envs.Env, tasks []envs.Task, p *policy.Policy, n int) []*schemas.Trajectory {
+	var out []*schemas.Trajectory
+	for i, task := range tasks {
+		for j := range n {
+			tr, err := policy.Rollout(context.Background(), env, task, p, policy.RolloutOptions{Seed: int64(i*100 + j)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			out = append(out, tr)
+		}
+	}
+	return out
+}
+
+// benchTrain takes Adam steps on the log-likelihood of ts's actions,
+// pushing a third of the trajectories up and a third down.
+func benchTrain(b *testing.B, p *policy.Policy, ts []*schemas.Trajectory, steps int) {
+	opt, _ := policy.NewAdam(p, policy.AdamConfig{LR: 0.05})
+	g := p.NewGrads()
+	var ps policy.Pass
+	for range steps {
+		g.Zero()
+		for i, t := range ts {
+			states, err := policy.StatesFromTrajectory(t)
+			if err != nil {
+				b.Fatal(err)
+			}
+			feats, err := p.NewFeaturizer().Episode(states)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for j, f := range feats {
+				p.Forward(f, &ps)
+				d := make([]float64, len(ps.LogProbs))
+				policy.AddLogProbGrad(d, ps.LogProbs, int(t.Steps[j].ActionIndex), float64(i%3)-1)
+				if err := p.Backward(&ps, d, 0, g); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		g.ClipNorm(1)
+		if err := opt.Step(p, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchRollout(b *testing.B, env envs.Env) {
+	p, _ := policy.New(policy.Config{})
+	benchRolloutOf(b, env, p)
+}
+
+func benchRolloutOf(b *testing.B, env envs.Env, p *policy.Policy) {
+	tasks, _ := env.Tasks(envs.SplitTrain, 64, 1)
 	steps := 0
 	b.ResetTimer()
 	cpu0 := cpuTime()

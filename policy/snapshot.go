@@ -110,6 +110,7 @@ func (p *Policy) UnmarshalBinary(b []byte) error {
 	if err := q.decodeParams(&r); err != nil {
 		return err
 	}
+	q.changed()
 	*p = *q
 	return nil
 }

@@ -50,7 +50,7 @@ func tokenize(text string, dst []token) []token {
 			num = num && c >= '0' && c <= '9'
 			h = (h ^ uint64(c)) * fnvPrime
 		}
-		dst = append(dst, token{h: h, num: num, stop: stopWords[h], sent: sent})
+		dst = append(dst, token{h: h, num: num, stop: isStopWord(h), sent: sent})
 	}
 	return dst
 }
@@ -75,17 +75,38 @@ func mix(a, b uint64) uint64 {
 
 // stopWords are words that carry no meaning on their own in instructions
 // and actions; they still take part in bigrams.
-var stopWords = func() map[uint64]bool {
-	m := map[uint64]bool{}
-	for _, w := range []string{
-		"a", "an", "the", "in", "on", "to", "of", "and", "some", "it", "is",
-		"you", "your", "with", "from", "at", "for", "into", "onto", "this",
-		"that", "are", "there", "then", "as", "by", "be", "or", "i", "me",
-	} {
-		m[hashWord(w)] = true
+var stopWords = []string{
+	"a", "an", "the", "in", "on", "to", "of", "and", "some", "it", "is",
+	"you", "your", "with", "from", "at", "for", "into", "onto", "this",
+	"that", "are", "there", "then", "as", "by", "be", "or", "i", "me",
+}
+
+// stopTable holds the hashes of stopWords in an open-addressing table:
+// every token is looked up, and a probe or two is far cheaper than a map
+// access. No word hashes to 0, the empty slot.
+var stopTable = func() (t [128]uint64) {
+	for _, w := range stopWords {
+		h := hashWord(w)
+		i := stopSlot(h)
+		for t[i] != 0 && t[i] != h {
+			i = (i + 1) % len(t)
+		}
+		t[i] = h
 	}
-	return m
+	return t
 }()
+
+func stopSlot(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> 57) }
+
+// isStopWord reports whether h is the hash of a stop word.
+func isStopWord(h uint64) bool {
+	for i := stopSlot(h); stopTable[i] != 0; i = (i + 1) % len(stopTable) {
+		if stopTable[i] == h {
+			return true
+		}
+	}
+	return false
+}
 
 // entities appends the hashes of the entities in toks — a content word
 // followed by a number, such as "apple 1" — to dst. Each entity carries the
