@@ -156,7 +156,7 @@ func newServeLearnerCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	registerRunFlags(fs, &o)
-	fs.StringVar(&configFile, "config", "", "JSON file with run settings (as for `rspo run`); flags override it")
+	fs.StringVar(&configFile, "config", "", "JSON file with run settings (as for rspo run); flags override it")
 	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
 	nf.register(fs)
 	nf.registerReplicas(fs)
