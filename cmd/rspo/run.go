@@ -13,12 +13,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
-	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/pipeline"
 )
 
@@ -178,11 +175,13 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	if cfg.NATSURL == "" {
 		fmt.Fprintln(stderr, embeddedLine(cfg))
 	}
-	cfg.Progress = progressReporter(stderr, int64(o.Updates))
+	pr := newProgress(stderr)
+	cfg.Progress, cfg.Phase = pr.update, pr.phase
 	sum, err := pipeline.Run(cmd.Context(), cfg)
+	pr.close()
 	if err != nil {
 		if cmd.Context().Err() != nil {
-			return fmt.Errorf("interrupted; run the same command again to resume run %s: %w", cfg.Learner.Run, err)
+			return interrupted{run: cfg.Learner.Run}
 		}
 		return err
 	}
@@ -205,40 +204,6 @@ func modeText(o runOptions) string {
 		return fmt.Sprintf("RSPO (explorer %s, α=%g, k=%d)", o.Explorer, o.Alpha, o.K)
 	}
 	return "no RSPO"
-}
-
-// progressReporter draws a progress bar with the live success rate on a
-// terminal and prints a plain line per update otherwise.
-func progressReporter(w io.Writer, updates int64) func(learnersvc.Progress) {
-	f, isFile := w.(*os.File)
-	if !isFile || !term.IsTerminal(int(f.Fd())) {
-		return func(p learnersvc.Progress) {
-			line := fmt.Sprintf("update %d/%d", p.Update, p.Updates)
-			if p.Cycle >= 0 {
-				line += fmt.Sprintf("  cycle %d", p.Cycle)
-			}
-			line += fmt.Sprintf("  train success %.3f", p.SuccessRate)
-			if p.EvalSuccess >= 0 {
-				line += fmt.Sprintf("  eval success %.3f", p.EvalSuccess)
-			}
-			fmt.Fprintln(w, line)
-		}
-	}
-	bar := progressbar.NewOptions64(updates, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true), progressbar.OptionSetElapsedTime(true), progressbar.OptionSetWidth(30),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
-	eval := -1.0
-	return func(p learnersvc.Progress) {
-		if p.EvalSuccess >= 0 {
-			eval = p.EvalSuccess
-		}
-		desc := fmt.Sprintf("train success %.2f", p.SuccessRate)
-		if eval >= 0 {
-			desc += fmt.Sprintf(", eval %.2f", eval)
-		}
-		bar.Describe(desc)
-		bar.Set64(p.Update)
-	}
 }
 
 func printSummary(w io.Writer, s pipeline.Summary) error {

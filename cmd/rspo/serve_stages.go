@@ -147,8 +147,14 @@ func newServeLearnerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pc.Progress = progressReporter(cmd.ErrOrStderr(), int64(o.Updates))
-			if err := serveStage(cmd, nf, pipeline.StageLearner, pc); err != nil {
+			pr := newProgress(cmd.ErrOrStderr())
+			pc.Progress, pc.Phase = pr.update, pr.phase
+			err = serveStage(cmd, nf, pipeline.StageLearner, pc)
+			pr.close()
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					return interrupted{run: pc.Learner.Run}
+				}
 				return err
 			}
 			return printLearnerResult(cmd, nf, pc.Learner.Run)
