@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/rspo-dev/rspo/learner"
@@ -13,60 +15,80 @@ import (
 
 // Options are the settings of a run as a user writes them: the flags of
 // `rspo run` and `rspo serve learner`, the keys of a --config file, and the
-// configurations of experiment suites. Zero values mean the learner's
-// defaults; DefaultOptions holds `rspo run`'s.
+// configurations of experiment suites. Every key is the flag's name.
+// DefaultOptions holds `rspo run`'s defaults, every one filled in; a zero
+// count is refused (Validate), never read as a default. Two counts default
+// to a value derived from others when zero: explore-group (N/2, at least
+// 2) and keep-versions (k+3); Resolved fills them in.
 type Options struct {
 	Run        string            `json:"run"`
 	Env        string            `json:"env"`
-	EnvOptions map[string]string `json:"env_options"`
+	EnvOptions map[string]string `json:"env-opt"`
 	Algo       string            `json:"algo"`
 	RSPO       bool              `json:"rspo"`
-	DenseOnly  bool              `json:"dense_only"`
+	DenseOnly  bool              `json:"dense-only"`
 	Alpha      float64           `json:"alpha"`
 	K          int               `json:"k"`
 	Updates    int               `json:"updates"`
 	Tasks      int               `json:"tasks"`
-	GroupSize  int               `json:"group_size"`
+	GroupSize  int               `json:"group"`
 	Seed       int64             `json:"seed"`
 	LR         float64           `json:"lr"`
 	Epochs     int               `json:"epochs"`
-	Beta       float64           `json:"beta"`
-	EpsOn      float64           `json:"eps_on"`
-	EpsOff     float64           `json:"eps_off"`
-	OffRatio   string            `json:"off_ratio"`
+	// Beta weighs the KL penalty; 0 (or less) turns it off.
+	Beta     float64 `json:"beta"`
+	EpsOn    float64 `json:"eps-on"`
+	EpsOff   float64 `json:"eps-off"`
+	OffRatio string  `json:"off-ratio"`
 
 	Explorer         string   `json:"explorer"`
-	SwapAll          bool     `json:"swap_all"`
-	ExploreGroupSize int      `json:"explore_group_size"`
-	ExploreCollect   int      `json:"explore_collect"`
+	SwapAll          bool     `json:"swap-all"`
+	ExploreGroupSize int      `json:"explore-group"`
+	ExploreCollect   int      `json:"explore-collect"`
 	PRMFile          string   `json:"prm"`
-	PRMRefresh       bool     `json:"prm_refresh"`
-	PRMRefreshExtra  []string `json:"prm_refresh_extra_run"`
-	PRMRefreshWindow int      `json:"prm_refresh_window"`
-	PRMWarmupTasks   int      `json:"prm_warmup_tasks"`
-	PRMTarget        string   `json:"prm_target"`
-	PRMNoise         float64  `json:"prm_noise"`
-	GateAUC          float64  `json:"gate_auc"`
-	ExploreTilt      float64  `json:"explore_tilt"`
+	PRMRefresh       bool     `json:"prm-refresh"`
+	PRMRefreshExtra  []string `json:"prm-refresh-extra-run"`
+	PRMRefreshWindow int      `json:"prm-refresh-window"`
+	PRMWarmupTasks   int      `json:"prm-warmup-tasks"`
+	PRMTarget        string   `json:"prm-target"`
+	PRMNoise         float64  `json:"prm-noise"`
+	GateAUC          float64  `json:"gate-auc"`
+	ExploreTilt      float64  `json:"explore-tilt"`
 	Verify           bool     `json:"verify"`
 
-	EvalEvery    int      `json:"eval_every"`
-	EvalEpisodes int      `json:"eval_episodes"`
-	EvalGreedy   bool     `json:"eval_greedy"`
-	EvalSplits   []string `json:"eval_splits"`
+	EvalEvery    int      `json:"eval-every"`
+	EvalEpisodes int      `json:"eval-episodes"`
+	EvalGreedy   bool     `json:"eval-greedy"`
+	EvalSplits   []string `json:"eval-splits"`
 	Actors       int      `json:"actors"`
-	KeepVersions int      `json:"keep_versions"`
+	KeepVersions int      `json:"keep-versions"`
 
 	Data string `json:"data"`
 }
 
-// DefaultOptions are the defaults of `rspo run`: RSPO+GRPO on household.
+// DefaultPRMRefreshWindow is the default of prm-refresh-window.
+const DefaultPRMRefreshWindow = 8192
+
+// DefaultOptions are the defaults of `rspo run`: RSPO+GRPO on household,
+// with the learner's defaults written out.
 func DefaultOptions() Options {
 	return Options{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
-		Tasks: 16, GroupSize: 8, Seed: 1, Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, Actors: 1, Data: "runs"}
+		Tasks: 16, GroupSize: 8, Seed: 1, LR: 0.03, Epochs: 1, Beta: 0.01, EpsOn: 0.2, EpsOff: 0.1,
+		OffRatio: string(learner.OffRatioBehaviour), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1,
+		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
+		EvalEvery: 10, EvalEpisodes: 64, Actors: 1, Data: "runs"}
 }
 
-// OptionKeys lists the JSON keys of Options, for error messages.
+// CountKeys are the keys whose value is a count: at least 1, never 0 for
+// "the default".
+var CountKeys = []string{"k", "updates", "tasks", "group", "epochs", "explore-group", "prm-refresh-window",
+	"prm-warmup-tasks", "eval-every", "eval-episodes", "actors", "keep-versions"}
+
+// derivedCounts are the counts whose zero Resolved replaces by a value
+// derived from other options.
+var derivedCounts = []string{"explore-group", "keep-versions"}
+
+// OptionKeys lists the keys of Options, for error messages.
 func OptionKeys() []string {
 	t := reflect.TypeOf(Options{})
 	keys := make([]string, 0, t.NumField())
@@ -74,6 +96,52 @@ func OptionKeys() []string {
 		keys = append(keys, strings.Split(t.Field(i).Tag.Get("json"), ",")[0])
 	}
 	return keys
+}
+
+// Field returns a pointer to the option stored under key, or nil if
+// there is no such key.
+func (o *Options) Field(key string) any {
+	v := reflect.ValueOf(o).Elem()
+	for i := range v.NumField() {
+		if v.Type().Field(i).Tag.Get("json") == key {
+			return v.Field(i).Addr().Interface()
+		}
+	}
+	return nil
+}
+
+// Validate reports every count below 1, by key. Counts whose default is
+// derived may be 0 (Resolved fills them in) but not negative.
+func (o Options) Validate() error {
+	var errs []error
+	for _, key := range CountKeys {
+		n := *o.Field(key).(*int)
+		if n < 1 && (n < 0 || !slices.Contains(derivedCounts, key)) {
+			errs = append(errs, fmt.Errorf("pipeline: %s %d: give a count of at least 1", key, n))
+		}
+	}
+	for key, v := range map[string]float64{"lr": o.LR, "eps-on": o.EpsOn, "eps-off": o.EpsOff} {
+		if !(v > 0) {
+			errs = append(errs, fmt.Errorf("pipeline: %s %v: give a positive number", key, v))
+		}
+	}
+	if !o.PRMRefresh && o.PRMRefreshWindow != DefaultPRMRefreshWindow {
+		errs = append(errs, errors.New("pipeline: prm-refresh-window is only used with prm-refresh"))
+	}
+	return errors.Join(errs...)
+}
+
+// Resolved returns o with the derived counts filled in and a negative
+// beta (an older spelling of "no KL") as 0.
+func (o Options) Resolved() Options {
+	if o.ExploreGroupSize == 0 {
+		o.ExploreGroupSize = max(2, o.GroupSize/2)
+	}
+	if o.KeepVersions == 0 {
+		o.KeepVersions = o.K + 3
+	}
+	o.Beta = max(o.Beta, 0)
+	return o
 }
 
 // RunName is Run, or a name derived from the main settings of a run
@@ -101,6 +169,10 @@ func (o Options) RunName() string {
 // file, if any, and refuses settings the learner would silently read as a
 // default.
 func (o Options) Config() (Config, error) {
+	if err := o.Validate(); err != nil {
+		return Config{}, err
+	}
+	o = o.Resolved()
 	if o.DenseOnly {
 		o.RSPO = false
 	}
@@ -112,15 +184,18 @@ func (o Options) Config() (Config, error) {
 		GroupSize: o.GroupSize, Seed: o.Seed, RSPO: o.RSPO, DenseOnly: o.DenseOnly, K: o.K,
 		ExploreGroupSize: o.ExploreGroupSize, ExploreCollect: o.ExploreCollect, ExploreCollectSet: true,
 		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
-		PRMRefreshExtraRuns: o.PRMRefreshExtra, PRMRefreshWindow: o.PRMRefreshWindow,
-		EvalEvery: o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
+		PRMRefreshExtraRuns: o.PRMRefreshExtra,
+		EvalEvery:           o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget)},
 		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,
 		GateAUC: o.GateAUC, Verify: o.Verify,
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio), Seed: o.Seed},
 	}
-	if o.Beta < 0 {
+	if o.PRMRefresh {
+		lc.PRMRefreshWindow = o.PRMRefreshWindow
+	}
+	if o.Beta == 0 {
 		lc.Trainer.Beta = learner.NoKL
 	}
 	if o.PRMFile != "" {

@@ -81,6 +81,9 @@ type Config struct {
 	Extra []StageFunc
 	// Progress, if set, is called after every learner update.
 	Progress func(learnersvc.Progress)
+	// Phase, if set, is called when the learner starts a phase of its
+	// work (learnersvc.Service.OnPhase).
+	Phase func(learnersvc.Progress)
 	// Logger receives every stage's log. Default slog.Default().
 	Logger *slog.Logger
 }

@@ -24,10 +24,10 @@ var ErrSettingsChanged = errors.New("pipeline: run exists with other settings")
 // how its work is spread (actors, verification, snapshots kept, evaluation
 // cadence).
 func (o Options) Settings() map[string]json.RawMessage {
-	raw, _ := json.Marshal(o) // Options holds only JSON-safe fields
+	raw, _ := json.Marshal(o.Resolved()) // Options holds only JSON-safe fields
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &m)
-	for _, k := range []string{"run", "data", "actors", "verify", "keep_versions", "eval_every"} {
+	for _, k := range []string{"run", "data", "actors", "verify", "keep-versions", "eval-every"} {
 		delete(m, k)
 	}
 	return m
@@ -60,6 +60,7 @@ func CheckSettings(ctx context.Context, js jetstream.JetStream, run string, sett
 	if err != nil {
 		return fmt.Errorf("pipeline: settings of run %s are corrupt: %w", run, err)
 	}
+	was = upgradeSettings(was)
 	if diff := settingsDiff(was, settings); len(diff) > 0 {
 		return fmt.Errorf("%w: run %s was started with %s; give this one its own --run name (or --data directory)",
 			ErrSettingsChanged, run, strings.Join(diff, ", "))

@@ -36,7 +36,7 @@ func TestRunRefusesOtherSettingsUnderTheSameName(t *testing.T) {
 	if !errors.Is(err, ErrSettingsChanged) {
 		t.Fatalf("same name, other settings: got %v, want ErrSettingsChanged", err)
 	}
-	for _, want := range []string{"lr 0 (now 0.01)", `algo "grpo" (now "ppo")`, "--run"} {
+	for _, want := range []string{"lr 0.03 (now 0.01)", `algo "grpo" (now "ppo")`, "--run"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

@@ -200,8 +200,9 @@ func bufferStage(c Config, b Bus) (Stage, error) {
 // learnerStage runs the learner; its Run returns once the run is trained.
 func learnerStage(c Config, b Bus) (Stage, error) {
 	svc, err := learnersvc.New(b.Conn, b.JS, c.Learner)
-	if err == nil && c.Progress != nil {
+	if err == nil {
 		svc.OnProgress(c.Progress)
+		svc.OnPhase(c.Phase)
 	}
 	return serviceStage(StageLearner, svc, err)
 }

@@ -58,7 +58,7 @@ func newBufferRebuildCmd() *cobra.Command {
 	nf.register(cmd.Flags())
 	cmd.Flags().StringVar(&run, "run", "", "run name (required)")
 	cmd.Flags().StringVar(&data, "data", "", "directory of the Pebble store to rebuild (required)")
-	cmd.Flags().IntVar(&keep, "keep-cycles", 0, "as for `rspo serve buffer`")
+	cmd.Flags().IntVar(&keep, "keep-cycles", 0, "as for rspo serve buffer")
 	_ = cmd.MarkFlagRequired("run")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd

@@ -45,7 +45,7 @@ func (f *prmSourceFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.runs, "run", nil, "recorded run to read (repeatable: several runs, e.g. an easier preset's, add outside knowledge)")
 	fs.UintSliceVar(&f.fromSeq, "from-seq", nil, "skip messages before this stream sequence: once for every --run, or once per --run in order")
 	fs.StringSliceVar(&f.subjects, "subjects", kindNames(prmsvc.DefaultSubjects), "subjects read from each run")
-	fs.StringArrayVar(&f.files, "file", nil, "trajectory file as `rspo prm collect` writes it, or one schemas.EncodeTrajectoryBatch stream (repeatable)")
+	fs.StringArrayVar(&f.files, "file", nil, "trajectory file as rspo prm collect writes it, or one schemas.EncodeTrajectoryBatch stream (repeatable)")
 }
 
 // sources returns the run sources, or an error saying how to fix the flags.
@@ -163,11 +163,12 @@ type prmTrainFlags struct {
 }
 
 func (f *prmTrainFlags) register(fs *pflag.FlagSet) {
-	fs.IntVar(&f.dim, "dim", 0, "feature dimension of the hashed projection (default 256)")
-	fs.IntVar(&f.hidden, "hidden", 0, "hidden width of the MLP head (default 16)")
-	fs.IntVar(&f.batch, "batch", 0, "trajectories per Adam step (default 32)")
-	fs.IntVar(&f.epochs, "epochs", 0, "most epochs (default 500)")
-	fs.IntVar(&f.patience, "patience", 0, "stop after this many epochs without held-out improvement (default 20)")
+	f.dim, f.hidden, f.batch, f.epochs, f.patience = 256, 16, 32, 500, 20
+	countVar(fs, &f.dim, "dim", "feature dimension of the hashed projection")
+	countVar(fs, &f.hidden, "hidden", "hidden width of the MLP head")
+	countVar(fs, &f.batch, "batch", "trajectories per Adam step")
+	countVar(fs, &f.epochs, "epochs", "most epochs")
+	countVar(fs, &f.patience, "patience", "stop after this many epochs without held-out improvement")
 	fs.Float64Var(&f.lr, "lr", 0, "Adam learning rate (default 3e-3)")
 	fs.Float64Var(&f.holdout, "holdout", 0, "held-out fraction, stratified by success (default 0.2)")
 	fs.Float64Var(&f.weightDecay, "weight-decay", 0, "decoupled weight decay per step (default 0)")

@@ -39,7 +39,7 @@ func newPRMCollectCmd() *cobra.Command {
 			"fresh policy (exactly uniform over the admissible actions), and write the trajectories (package\n" +
 			"prm/trajfile: Arrow IPC batches) for `rspo prm train --file`, without the admissible-action lists\n" +
 			"unless --keep-admissible.",
-		Example: "  rspo prm collect --env household --preset easy --tasks 1024 --per-task 4 --out easy.arrow",
+		Example: "  rspo prm collect --env household --env-opt preset=easy --tasks 1024 --per-task 4 --out easy.arrow",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.validate(); err != nil {
@@ -51,6 +51,7 @@ func newPRMCollectCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&f.env, "env", "household", "environment: "+strings.Join(envs.Names(), ", "))
 	fs.StringVar(&f.preset, "preset", "", "environment preset (household: easy, medium, alfworld, hard)")
+	_ = fs.MarkDeprecated("preset", "use --env-opt preset=NAME as every other command does")
 	fs.StringArrayVar(&f.envOpts, "env-opt", nil, "environment option KEY=VALUE (repeatable), e.g. max_steps=40")
 	fs.StringVar(&f.split, "split", envs.SplitTrain, "task split")
 	fs.IntVar(&f.tasks, "tasks", 256, "number of tasks")
@@ -81,7 +82,8 @@ func (f prmCollectFlags) validate() error {
 	return errors.Join(errs...)
 }
 
-// envOptions turns --preset and --env-opt into registry options.
+// envOptions turns --env-opt (and the deprecated --preset) into registry
+// options.
 func (f prmCollectFlags) envOptions() (map[string]string, error) {
 	opts := map[string]string{}
 	if f.preset != "" {
@@ -91,6 +93,9 @@ func (f prmCollectFlags) envOptions() (map[string]string, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--env-opt %q: want KEY=VALUE", kv)
+		}
+		if k == "preset" && f.preset != "" && v != f.preset {
+			return nil, fmt.Errorf("--preset %s and --env-opt preset=%s disagree; give --env-opt alone", f.preset, v)
 		}
 		opts[k] = v
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestPRMCollectTrainEval(t *testing.T) {
 	ctx := testContext(t)
 	dir := t.TempDir()
 	data, model := filepath.Join(dir, "easy.arrow"), filepath.Join(dir, "prm.bin")
-	out, _, err := runRspo(ctx, "prm", "collect", "--preset", "easy", "--tasks", "12", "--per-task", "2", "--out", data)
+	out, _, err := runRspo(ctx, "prm", "collect", "--env-opt", "preset=easy", "--tasks", "12", "--per-task", "2", "--out", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,5 +157,44 @@ func TestPRMRandom(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPRMCollectPresetIsADeprecatedAlias(t *testing.T) {
+	tests := []struct {
+		name    string
+		preset  string
+		envOpts []string
+		want    map[string]string
+		wantErr string
+	}{
+		{"env-opt", "", []string{"preset=easy"}, map[string]string{"preset": "easy"}, ""},
+		{"preset alone", "medium", nil, map[string]string{"preset": "medium"}, ""},
+		{"both agreeing", "easy", []string{"preset=easy", "max_steps=9"}, map[string]string{"preset": "easy", "max_steps": "9"}, ""},
+		{"both disagreeing", "easy", []string{"preset=hard"}, nil, "disagree"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := prmCollectFlags{preset: tt.preset, envOpts: tt.envOpts}.envOptions()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !maps.Equal(got, tt.want) {
+				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+	out := filepath.Join(t.TempDir(), "t.arrow")
+	// cobra prints the warning to the command's output (stderr unless a
+	// test redirects it), so look at both.
+	stdout, stderr, err := runRspo(testContext(t), "prm", "collect", "--preset", "easy", "--tasks", "1", "--per-task", "1", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if both := stdout + stderr; !strings.Contains(both, "--preset has been deprecated") || !strings.Contains(both, "--env-opt preset=") {
+		t.Errorf("output %q does not say --preset is deprecated in favour of --env-opt", both)
 	}
 }

@@ -13,12 +13,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
-	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/pipeline"
 )
 
@@ -39,9 +36,9 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Train an agent end to end: every stage in one process over JetStream",
-		Long: "Train a policy with RSPO (or a baseline) end to end. Without --nats an embedded\n" +
-			"JetStream server stores the run under --data; with --nats every stage talks to that\n" +
-			"server instead. The same command resumes an interrupted run (Ctrl-C is safe).\n" +
+		Long: "Train a policy with RSPO (or a baseline) end to end. Without --nats (or NATS_URL) an\n" +
+			"embedded JetStream server stores the run under --data; with either every stage talks to\n" +
+			"that server instead. The same command resumes an interrupted run (Ctrl-C is safe).\n" +
 			"At the end a report (metrics as CSV and JSON lines, plots, summary.json) is\n" +
 			"written to DATA/RUN/report.",
 		Example: "  rspo run                                   # RSPO+GRPO on household, 30 updates\n" +
@@ -56,8 +53,8 @@ func newRunCmd() *cobra.Command {
 					return err
 				}
 			}
-			if !cmd.Flags().Changed("nats") {
-				nf.url = ""
+			if !cmd.Flags().Changed("nats") && os.Getenv("NATS_URL") == "" {
+				nf.url = "" // neither --nats nor NATS_URL: the embedded server
 			}
 			if syncAlways && nf.url != "" {
 				return errors.New("--sync-always: it configures the embedded server; give it to the server of --nats instead")
@@ -68,7 +65,7 @@ func newRunCmd() *cobra.Command {
 	fs := cmd.Flags()
 	registerRunFlags(fs, &o)
 	fs.StringVar(&configFile, "config", "", "JSON file with run settings (keys as the flags, e.g. {\"env\": \"shop\", \"k\": 3}); flags override it")
-	fs.IntVar(&o.Actors, "actors", 1, "actor services to start in this process")
+	countVar(fs, &o.Actors, "actors", "actor services to start in this process")
 	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
@@ -88,34 +85,34 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.RSPO, "rspo", o.RSPO, "RSPO on (explorer, swap, buffer); --rspo=false runs the plain base algorithm")
 	fs.BoolVar(&o.DenseOnly, "dense-only", false, "train π_θ directly on PRM dense rewards (the reward-hacking baseline; implies --rspo=false)")
 	fs.Float64Var(&o.Alpha, "alpha", o.Alpha, "off-policy share α of each update's batch")
-	fs.IntVar(&o.K, "k", o.K, "learner updates per cycle = explorer updates of π_B")
-	fs.IntVar(&o.Updates, "updates", o.Updates, "learner updates")
-	fs.IntVar(&o.Tasks, "tasks", o.Tasks, "B: tasks per update")
-	fs.IntVar(&o.GroupSize, "group", o.GroupSize, "N: rollouts per task (GRPO group size)")
+	countVar(fs, &o.K, "k", "learner updates per cycle = explorer updates of π_B")
+	countVar(fs, &o.Updates, "updates", "learner updates")
+	countVar(fs, &o.Tasks, "tasks", "B: tasks per update")
+	countVar(fs, &o.GroupSize, "group", "N: rollouts per task (GRPO group size)")
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "seed of the policy, task draws and sampling")
-	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default: the learner's)")
-	fs.IntVar(&o.Epochs, "epochs", 0, "optimisation epochs per batch (default: the learner's)")
-	fs.Float64Var(&o.Beta, "beta", 0, "KL weight β to the reference policy (default: the learner's; negative turns KL off)")
-	fs.Float64Var(&o.EpsOn, "eps-on", 0, "on-policy clip ε (default 0.2)")
-	fs.Float64Var(&o.EpsOff, "eps-off", 0, "off-policy clip ε around π_old/π_B (default 0.1)")
-	fs.StringVar(&o.OffRatio, "off-ratio", "", "off-policy ratio: behaviour (default, eq. 4: π_θ/π_B clipped around π_old/π_B) or old (π_θ/π_old: learn from buffer successes at full weight, biased)")
+	fs.Float64Var(&o.LR, "lr", o.LR, "learning rate (Adam)")
+	countVar(fs, &o.Epochs, "epochs", "optimisation epochs per batch")
+	fs.Float64Var(&o.Beta, "beta", o.Beta, "KL weight β to the reference policy (0 turns KL off)")
+	fs.Float64Var(&o.EpsOn, "eps-on", o.EpsOn, "on-policy clip ε")
+	fs.Float64Var(&o.EpsOff, "eps-off", o.EpsOff, "off-policy clip ε around π_old/π_B")
+	fs.StringVar(&o.OffRatio, "off-ratio", o.OffRatio, "off-policy ratio: behaviour (eq. 4: π_θ/π_B clipped around π_old/π_B) or old (π_θ/π_old: learn from buffer successes at full weight, biased)")
 	fs.StringVar(&o.Explorer, "explorer", o.Explorer, "explorer mode: prm|frozen|random-prm")
 	fs.BoolVar(&o.SwapAll, "swap-all", false, "swap every explorer training rollout into the buffer, not only the final collection")
-	fs.IntVar(&o.ExploreGroupSize, "explore-group", 0, "explorer rollouts per task in each of its updates (default N/2)")
+	derivedCountVar(fs, &o.ExploreGroupSize, "explore-group", "N/2, at least 2", "explorer rollouts per task in each of its updates")
 	fs.IntVar(&o.ExploreCollect, "explore-collect", o.ExploreCollect, "final explorer rollouts per task for the buffer (0 needs --swap-all)")
-	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with `rspo prm train`)")
+	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with rspo prm train)")
 	fs.BoolVar(&o.PRMRefresh, "prm-refresh", false, "retrain the PRM from the run's streams at every cycle end")
 	fs.StringArrayVar(&o.PRMRefreshExtra, "prm-refresh-extra-run", nil, "other recorded run mixed into every PRM refresh (repeatable; needs --prm-refresh)")
-	fs.IntVar(&o.PRMRefreshWindow, "prm-refresh-window", 0, "most recent own trajectories a PRM refresh trains on (default 8192; needs --prm-refresh)")
-	fs.StringVar(&o.PRMTarget, "prm-target", "", "fit target of the run's own PRM (warm-up, refresh): sum (default, eq. 7) or step (an action value, for --explore-tilt)")
-	fs.IntVar(&o.PRMWarmupTasks, "prm-warmup-tasks", 0, "tasks of the PRM warm-up when no --prm is given (default 64)")
+	countVar(fs, &o.PRMRefreshWindow, "prm-refresh-window", "most recent own trajectories a PRM refresh trains on (needs --prm-refresh)")
+	fs.StringVar(&o.PRMTarget, "prm-target", o.PRMTarget, "fit target of the run's own PRM (warm-up, refresh): sum (eq. 7) or step (an action value, for --explore-tilt)")
+	countVar(fs, &o.PRMWarmupTasks, "prm-warmup-tasks", "tasks of the PRM warm-up when no --prm is given")
 	fs.Float64Var(&o.PRMNoise, "prm-noise", 0, "σ of Gaussian noise on PRM scores (ablation)")
 	fs.Float64Var(&o.GateAUC, "gate-auc", 0, "explorer shapes only with a PRM whose held-out AUC reaches this (0: off)")
 	fs.Float64Var(&o.ExploreTilt, "explore-tilt", 0, "λ > 0: explorer acts with π_θ·exp(λ·PRM score) instead of training π_B (0: the paper's trained explorer)")
 	fs.BoolVar(&o.Verify, "verify", false, "swapper replays explorer trajectories to verify their outcome")
-	fs.IntVar(&o.EvalEvery, "eval-every", 0, "evaluate every this many updates (default 10)")
-	fs.IntVar(&o.EvalEpisodes, "eval-episodes", 0, "episodes per eval split (default 64)")
-	fs.IntVar(&o.KeepVersions, "keep-versions", 0, "policy snapshots kept in the object store (default k+3; version 0 always stays)")
+	countVar(fs, &o.EvalEvery, "eval-every", "evaluate every this many updates")
+	countVar(fs, &o.EvalEpisodes, "eval-episodes", "episodes per eval split")
+	derivedCountVar(fs, &o.KeepVersions, "keep-versions", "k+3", "policy snapshots kept in the object store; version 0 always stays")
 	fs.StringSliceVar(&o.EvalSplits, "eval-splits", nil, "splits to evaluate (default: every split but train; \"train\" means held-out train tasks)")
 	fs.BoolVar(&o.EvalGreedy, "eval-greedy", false, "evaluate with the most probable action instead of sampling")
 }
@@ -133,7 +130,7 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, err
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(o); err != nil {
-		return nil, fmt.Errorf("--config %s: %w (valid keys: %s)", path, err, strings.Join(pipeline.OptionKeys(), ", "))
+		return nil, fmt.Errorf("--config %s: %w", path, err)
 	}
 	var present map[string]json.RawMessage
 	_ = json.Unmarshal(b, &present) // it decoded into o, so it is a JSON object
@@ -178,11 +175,13 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	if cfg.NATSURL == "" {
 		fmt.Fprintln(stderr, embeddedLine(cfg))
 	}
-	cfg.Progress = progressReporter(stderr, int64(o.Updates))
+	pr := newProgress(stderr)
+	cfg.Progress, cfg.Phase = pr.update, pr.phase
 	sum, err := pipeline.Run(cmd.Context(), cfg)
+	pr.close()
 	if err != nil {
 		if cmd.Context().Err() != nil {
-			return fmt.Errorf("interrupted; run the same command again to resume run %s: %w", cfg.Learner.Run, err)
+			return interrupted{run: cfg.Learner.Run}
 		}
 		return err
 	}
@@ -205,40 +204,6 @@ func modeText(o runOptions) string {
 		return fmt.Sprintf("RSPO (explorer %s, α=%g, k=%d)", o.Explorer, o.Alpha, o.K)
 	}
 	return "no RSPO"
-}
-
-// progressReporter draws a progress bar with the live success rate on a
-// terminal and prints a plain line per update otherwise.
-func progressReporter(w io.Writer, updates int64) func(learnersvc.Progress) {
-	f, isFile := w.(*os.File)
-	if !isFile || !term.IsTerminal(int(f.Fd())) {
-		return func(p learnersvc.Progress) {
-			line := fmt.Sprintf("update %d/%d", p.Update, p.Updates)
-			if p.Cycle >= 0 {
-				line += fmt.Sprintf("  cycle %d", p.Cycle)
-			}
-			line += fmt.Sprintf("  train success %.3f", p.SuccessRate)
-			if p.EvalSuccess >= 0 {
-				line += fmt.Sprintf("  eval success %.3f", p.EvalSuccess)
-			}
-			fmt.Fprintln(w, line)
-		}
-	}
-	bar := progressbar.NewOptions64(updates, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true), progressbar.OptionSetElapsedTime(true), progressbar.OptionSetWidth(30),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
-	eval := -1.0
-	return func(p learnersvc.Progress) {
-		if p.EvalSuccess >= 0 {
-			eval = p.EvalSuccess
-		}
-		desc := fmt.Sprintf("train success %.2f", p.SuccessRate)
-		if eval >= 0 {
-			desc += fmt.Sprintf(", eval %.2f", eval)
-		}
-		bar.Describe(desc)
-		bar.Set64(p.Update)
-	}
 }
 
 func printSummary(w io.Writer, s pipeline.Summary) error {

@@ -6,12 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/pflag"
+
+	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/streams/streamstest"
 )
 
 func TestRunConfigFileAndFlagsOverride(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.json")
-	cfg := `{"env": "shop", "k": 5, "alpha": 0.25, "group_size": 4, "env_options": {"preset": "easy"}}`
+	cfg := `{"env": "shop", "k": 5, "alpha": 0.25, "group": 4, "env-opt": {"preset": "easy"}}`
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +54,17 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 	}{
 		{"every problem at once", []string{"--algo", "sarsa", "--alpha", "2", "--explorer", "psychic"},
 			[]string{"sarsa", "alpha 2", "psychic"}},
-		{"unknown config key", []string{"--config", "testdata/bad-run-config.json"}, []string{`unknown field "group"`, "group_size"}},
+		{"unknown config key", []string{"--config", "testdata/bad-run-config.json"}, []string{`unknown key "group_sise"`, "group"}},
 		{"missing PRM file", []string{"--prm", "no-such.prm"}, []string{"no-such.prm"}},
 		{"alpha 0 with RSPO", []string{"--alpha", "0"}, []string{"alpha 0", "rspo=false"}},
 		{"unknown PRM target", []string{"--prm-target", "vibes"}, []string{`PRM target "vibes"`}},
 		{"unknown off-policy ratio", []string{"--off-ratio", "current"}, []string{`"current" is not behaviour or old`}},
 		{"negative tilt", []string{"--explore-tilt", "-1"}, []string{"explore tilt -1"}},
+		{"zero updates", []string{"--updates", "0"}, []string{`"--updates"`, "at least 1"}},
+		{"zero group", []string{"--group", "0"}, []string{`"--group"`, "at least 1"}},
+		{"zero eval episodes", []string{"--eval-episodes", "0"}, []string{`"--eval-episodes"`}},
+		{"zero derived explore group", []string{"--explore-group", "0"}, []string{`"--explore-group"`}},
+		{"zero count in the config file", []string{"--config", "testdata/zero-tasks.json"}, []string{"tasks 0", "at least 1"}},
 		{"tilt with PRM noise", []string{"--explore-tilt", "3", "--prm-noise", "0.1"}, []string{"tilt and PRM noise"}},
 	}
 	for _, tt := range tests {
@@ -70,5 +79,33 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With NATS_URL set and no --nats, rspo run trains on that server, as
+// the --nats help says, not on an embedded one.
+func TestRunUsesNATSURL(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	t.Setenv("NATS_URL", s.ClientURL())
+	ctx := testContext(t)
+	_, stderr, err := runRspo(ctx, "run", "--data", t.TempDir(), "--run", "via-env", "--rspo=false",
+		"--env-opt", "preset=easy", "--updates", "1", "--tasks", "2", "--group", "2", "--eval-episodes", "2")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if strings.Contains(stderr, "embedded NATS server") {
+		t.Errorf("run started an embedded server despite NATS_URL:\n%s", stderr)
+	}
+	st, err := js.Stream(ctx, streams.StreamTraj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(streams.Subjects("via-env").TrajOnPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := info.State.Subjects[streams.Subjects("via-env").TrajOnPolicy]; n != 4 {
+		t.Errorf("the NATS_URL server holds %d on-policy trajectories of the run, want 2 tasks × 2 = 4", n)
 	}
 }

@@ -19,7 +19,7 @@ type serveNATSAuth struct {
 }
 
 func (a *serveNATSAuth) register(fs *pflag.FlagSet) {
-	fs.StringVar(&a.config, "config", "", "NATS server configuration (accounts, users, permissions: `rspo auth init` writes one); "+
+	fs.StringVar(&a.config, "config", "", "NATS server configuration (accounts, users, permissions: rspo auth init writes one); "+
 		"--data, --host, --port and the TLS flags override it")
 	fs.StringVar(&a.tlsCA, "tls-ca", "", "PEM CAs: require client certificates they signed (mutual TLS, with --tls-cert/--tls-key)")
 }

@@ -147,8 +147,14 @@ func newServeLearnerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pc.Progress = progressReporter(cmd.ErrOrStderr(), int64(o.Updates))
-			if err := serveStage(cmd, nf, pipeline.StageLearner, pc); err != nil {
+			pr := newProgress(cmd.ErrOrStderr())
+			pc.Progress, pc.Phase = pr.update, pr.phase
+			err = serveStage(cmd, nf, pipeline.StageLearner, pc)
+			pr.close()
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					return interrupted{run: pc.Learner.Run}
+				}
 				return err
 			}
 			return printLearnerResult(cmd, nf, pc.Learner.Run)
@@ -156,7 +162,7 @@ func newServeLearnerCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	registerRunFlags(fs, &o)
-	fs.StringVar(&configFile, "config", "", "JSON file with run settings (as for `rspo run`); flags override it")
+	fs.StringVar(&configFile, "config", "", "JSON file with run settings (as for rspo run); flags override it")
 	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
 	nf.register(fs)
 	nf.registerReplicas(fs)

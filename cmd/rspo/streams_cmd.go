@@ -19,6 +19,7 @@ func init() { addCommand(newStreamsCmd) }
 func newStreamsCmd() *cobra.Command {
 	var nf natsFlags
 	var run string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "streams",
 		Short: "List the rspo streams, their message counts, consumers and buckets",
@@ -37,11 +38,15 @@ func newStreamsCmd() *cobra.Command {
 				return err
 			}
 			defer nc.Close()
+			if asJSON {
+				return writeStreamsJSON(cmd.Context(), js, run, cmd.OutOrStdout())
+			}
 			return writeStreamsReport(cmd.Context(), js, run, cmd.OutOrStdout())
 		},
 	}
 	nf.register(cmd.Flags())
 	cmd.Flags().StringVar(&run, "run", "", "count messages per subject for this run")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (streams, subjects, consumers, buckets) instead of tables")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -96,5 +97,40 @@ func TestFormatBytes(t *testing.T) {
 				t.Errorf("formatBytes(%d) = %q, want %q", tt.n, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestStreamsCommandJSON(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := testContext(t)
+	for i := range uint64(3) {
+		if _, err := streams.PublishTrajectory(ctx, js, streamstest.Trajectory("r1", schemas.SourceExplore, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := streams.PublishTrajectory(ctx, js, streamstest.Trajectory("r2", schemas.SourceExplore, 0)); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runRspo(ctx, "streams", "--nats", s.ClientURL(), "--run", "r1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep streamsReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	byName := map[string]streamEntry{}
+	for _, e := range rep.Streams {
+		byName[e.Name] = e
+	}
+	if e := byName[streams.StreamTraj]; e.Messages != 4 || e.LastSeq != 4 || e.Missing {
+		t.Errorf("RSPO_TRAJ: %+v, want 4 messages", e)
+	}
+	if n := rep.Subjects["rspo.r1.traj.explore"]; n != 3 || len(rep.Subjects) != 1 {
+		t.Errorf("subjects of r1: %v, want only rspo.r1.traj.explore with 3", rep.Subjects)
+	}
+	if len(rep.Buckets) != 3 {
+		t.Errorf("buckets: %+v, want policy, prm and state", rep.Buckets)
 	}
 }

@@ -41,6 +41,7 @@ func (s *Service) initialPRM(ctx context.Context) error {
 }
 
 func (s *Service) warmUpPRM(ctx context.Context) (*prm.Model, error) {
+	s.startPhase(PhasePRMWarmup, 0)
 	tasks, err := s.env.Tasks(envs.SplitTrain, s.cfg.PRMWarmupTasks, rollout.EpisodeSeed(s.cfg.Seed, "prm-warmup"))
 	if err != nil {
 		return nil, err

@@ -39,11 +39,13 @@ type Service struct {
 	// ignored counts stream messages the learner read and could not use
 	// (undecodable, or events that do not answer its plan).
 	ignored int64
-	// progress, if set, is told about every finished update.
-	progress func(Progress)
+	// progress, if set, is told about every finished update; phase about
+	// every phase started.
+	progress, phase func(Progress)
 }
 
-// Progress is what the service reports after each update.
+// Progress is what the service reports after each update (OnProgress)
+// and when it starts a phase of its work (OnPhase).
 type Progress struct {
 	Update, Updates int64
 	// Cycle is the RSPO cycle, -1 without RSPO.
@@ -51,7 +53,24 @@ type Progress struct {
 	// SuccessRate is the on-policy batch's success; EvalSuccess the latest
 	// evaluation's (first eval split), or -1 before the first.
 	SuccessRate, EvalSuccess float64
+	// Phase is the phase starting (OnPhase); PhaseUpdated after an update.
+	Phase Phase
+	// EnvSteps are the run's environment steps so far, actors' and
+	// explorers'.
+	EnvSteps int64
 }
+
+// Phase is a part of the learner's work, as reported to OnPhase.
+type Phase string
+
+// The phases. PhaseUpdated, the zero value, marks an update's report.
+const (
+	PhaseUpdated   Phase = ""
+	PhaseResumed   Phase = "resumed"    // the run resumes from its checkpoint (Update done)
+	PhasePRMWarmup Phase = "prm-warmup" // rollouts and training of the initial PRM
+	PhaseExploring Phase = "exploring"  // waiting for the explorer's cycle (Cycle)
+	PhaseUpdating  Phase = "updating"   // on-policy rollouts, sampling and the update
+)
 
 // New validates cfg and returns a service. It does not touch the bus.
 func New(nc *nats.Conn, js jetstream.JetStream, cfg Config) (*Service, error) {
@@ -82,6 +101,21 @@ func New(nc *nats.Conn, js jetstream.JetStream, cfg Config) (*Service, error) {
 // OnProgress registers a callback run after every update (from Run's goroutine).
 func (s *Service) OnProgress(f func(Progress)) { s.progress = f }
 
+// OnPhase registers a callback run when a phase starts (from Run's goroutine).
+func (s *Service) OnPhase(f func(Progress)) { s.phase = f }
+
+// startPhase tells the OnPhase callback, if any, that p starts.
+func (s *Service) startPhase(p Phase, cycle int64) {
+	if s.phase == nil {
+		return
+	}
+	if !s.cfg.RSPO {
+		cycle = -1
+	}
+	s.phase(Progress{Update: s.cp.Update, Updates: int64(s.cfg.Updates), Cycle: cycle, SuccessRate: -1, EvalSuccess: -1,
+		Phase: p, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer})
+}
+
 // Run trains until the configured number of updates is done or ctx ends.
 // A run with a checkpoint resumes from it; a finished run returns at once.
 func (s *Service) Run(ctx context.Context) error {
@@ -90,6 +124,9 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	if s.cp.Finished { // whatever Updates says now: a finished run is not restarted
 		return nil
+	}
+	if s.cp.Update > 0 {
+		s.startPhase(PhaseResumed, s.cycleOf(s.cp.Update))
 	}
 	for s.cp.Update < int64(s.cfg.Updates) {
 		if err := s.step(ctx); err != nil {

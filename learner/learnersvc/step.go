@@ -28,11 +28,13 @@ func (s *Service) step(ctx context.Context) error {
 	}
 	clock := phaseClock{last: time.Now()}
 	if s.cfg.RSPO && withinCycle == 0 {
+		s.startPhase(PhaseExploring, cycle)
 		if err := s.startCycle(ctx, cycle); err != nil {
 			return err
 		}
 		clock.lap("explore_wait")
 	}
+	s.startPhase(PhaseUpdating, cycle)
 	on, err := s.rollouts(ctx, fmt.Sprintf("u%d", u), cycle, tasks, s.cfg.GroupSize)
 	if err != nil {
 		return err
@@ -82,7 +84,7 @@ func (s *Service) step(ctx context.Context) error {
 			cycle = -1
 		}
 		s.progress(Progress{Update: s.cp.Update, Updates: int64(s.cfg.Updates), Cycle: cycle,
-			SuccessRate: stats.SuccessOn, EvalSuccess: evalSuccess})
+			SuccessRate: stats.SuccessOn, EvalSuccess: evalSuccess, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer})
 	}
 	return nil
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+)
+
+func TestProgressLines(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	type report struct {
+		at    time.Duration
+		phase bool // a phase report, not an update's
+		p     learnersvc.Progress
+	}
+	tests := []struct {
+		name    string
+		reports []report
+		want    []string
+		notWant []string
+	}{
+		{"fresh run with a PRM warm-up", []report{
+			{0, true, learnersvc.Progress{Phase: learnersvc.PhasePRMWarmup, Updates: 30, Cycle: 0}},
+			{10 * time.Second, false, learnersvc.Progress{Update: 1, Updates: 30, Cycle: 0, SuccessRate: 0.25, EvalSuccess: -1, EnvSteps: 1000}},
+		}, []string{"PRM warm-up\n", "update 1/30  cycle 0  train success 0.250  env steps 1000  100 steps/s  ETA 4m50s"}, []string{"resuming"}},
+		{"resumed run counts from where it resumed", []report{
+			{0, true, learnersvc.Progress{Phase: learnersvc.PhaseResumed, Update: 5, Updates: 30, Cycle: -1, EnvSteps: 5000}},
+			{2 * time.Second, false, learnersvc.Progress{Update: 6, Updates: 30, Cycle: -1, EvalSuccess: 0.5, EnvSteps: 5400}},
+		}, []string{"resuming from update 5/30\n", "update 6/30  train success 0.000  eval success 0.500  env steps 5400  200 steps/s  ETA 48s"}, []string{"cycle"}},
+		{"last update has no ETA", []report{
+			{0, true, learnersvc.Progress{Phase: learnersvc.PhaseUpdating, Updates: 1, Cycle: -1}},
+			{time.Second, false, learnersvc.Progress{Update: 1, Updates: 1, Cycle: -1, EvalSuccess: -1, EnvSteps: 50}},
+		}, []string{"update 1/1  train success 0.000  env steps 50  50 steps/s\n"}, []string{"ETA"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			p := newProgress(&b)
+			now := t0
+			p.now = func() time.Time { return now }
+			for _, r := range tt.reports {
+				now = t0.Add(r.at)
+				if r.phase {
+					p.phase(r.p)
+				} else {
+					p.update(r.p)
+				}
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("output %q lacks %q", b.String(), w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("output %q has %q", b.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestInterruptedSaysHowToResume(t *testing.T) {
+	err := error(interrupted{run: "r1"})
+	if !errors.Is(err, context.Canceled) {
+		t.Error("an interrupted run must exit as cancelled (status 130)")
+	}
+	if strings.Contains(err.Error(), "context canceled") || !strings.Contains(err.Error(), "resume run r1") {
+		t.Errorf("message %q", err)
+	}
+}
+
+// An in-process RSPO run reports its warm-up, environment steps and rates.
+func TestRunProgressShowsPhaseAndSteps(t *testing.T) {
+	_, stderr, err := runRspo(testContext(t), "run", "--data", t.TempDir(), "--run", "progress", "--env-opt", "preset=easy",
+		"--updates", "1", "--tasks", "4", "--group", "2", "--k", "1", "--eval-episodes", "2", "--prm-warmup-tasks", "3")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, w := range []string{"PRM warm-up\n", "update 1/1  cycle 0", "env steps ", " steps/s"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+}

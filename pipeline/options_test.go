@@ -1,0 +1,88 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestOptionsValidateRefusesZeroCounts(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Options)
+		want string // "" means valid
+	}{
+		{"defaults", func(*Options) {}, ""},
+		{"updates 0", func(o *Options) { o.Updates = 0 }, "updates 0"},
+		{"group 0", func(o *Options) { o.GroupSize = 0 }, "group 0"},
+		{"eval-episodes 0", func(o *Options) { o.EvalEpisodes = 0 }, "eval-episodes 0"},
+		{"derived explore-group 0", func(o *Options) { o.ExploreGroupSize = 0 }, ""},
+		{"negative keep-versions", func(o *Options) { o.KeepVersions = -1 }, "keep-versions -1"},
+		{"refresh window without refresh", func(o *Options) { o.PRMRefreshWindow = 100 }, "prm-refresh-window"},
+		{"lr 0", func(o *Options) { o.LR = 0 }, "lr 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			tt.edit(&o)
+			err := o.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("valid options refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOptionsJSONKeysAreFlagNamesAndOldKeysRead(t *testing.T) {
+	b, err := json.Marshal(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"group":8`, `"env-opt":null`, `"eval-episodes":64`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("encoded options %s lack %s", b, key)
+		}
+	}
+	o := DefaultOptions()
+	if err := json.Unmarshal([]byte(`{"group_size": 4, "env_options": {"preset": "easy"}, "eval-episodes": 8}`), &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.GroupSize != 4 || o.EnvOptions["preset"] != "easy" || o.EvalEpisodes != 8 || o.Updates != 30 {
+		t.Errorf("decoded %+v", o)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{`{"group": 4, "group_size": 4}`, "same option"},
+		{`{"groups": 4}`, `unknown key "groups"`},
+		{`{"seed": "x"}`, `key "seed": "x" is not an integer`},
+	} {
+		if err := json.Unmarshal([]byte(bad.in), &o); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: got %v, want an error with %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+// Settings recorded with the older keys and zero-means-default values
+// compare equal to the same run's settings now.
+func TestUpgradeSettingsMatchesCurrent(t *testing.T) {
+	old := `{"env":"household","env_options":null,"algo":"grpo","rspo":true,"dense_only":false,"alpha":0.125,"k":3,
+	"updates":30,"tasks":16,"group_size":8,"seed":1,"lr":0,"epochs":0,"beta":0,"eps_on":0,"eps_off":0,"off_ratio":"",
+	"explorer":"prm","swap_all":false,"explore_group_size":0,"explore_collect":1,"prm":"","prm_refresh":false,
+	"prm_refresh_extra_run":null,"prm_refresh_window":0,"prm_warmup_tasks":0,"prm_target":"","prm_noise":0,
+	"gate_auc":0,"explore_tilt":0,"eval_episodes":0,"eval_greedy":false,"eval_splits":null}`
+	was, err := decodeSettings([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := settingsDiff(upgradeSettings(was), DefaultOptions().Settings()); len(diff) > 0 {
+		t.Errorf("upgraded settings differ from the defaults: %v", diff)
+	}
+	if diff := settingsDiff(was, DefaultOptions().Settings()); len(diff) == 0 {
+		t.Error("the raw old settings compare equal: the test checks nothing")
+	}
+}
