@@ -307,12 +307,18 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 		sum.Explore = string(lc.Explorer)
 	}
 	var events []schemas.MetricsEvent
+	undecodable := 0
 	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: streams.KindMetrics}, func(m streams.Message) error {
 		if m.Metrics != nil {
 			events = append(events, *m.Metrics)
+		} else {
+			undecodable++
 		}
 		return nil
 	})
+	if undecodable > 0 {
+		cfg.Logger.Warn("report: metrics messages left out: they do not decode", "run", lc.Run, "messages", undecodable)
+	}
 	if err != nil {
 		return sum, err
 	}

@@ -62,7 +62,10 @@ func (s *Service) awaitExploration(ctx context.Context, cycle, minTrajectories i
 		Subject: streams.CtrlKind(schemas.EventCycleExplored), Follow: true},
 		func(m streams.Message) error {
 			switch {
-			case m.Event == nil || m.Event.Cycle != cycle:
+			case m.Event == nil:
+				s.ignored++
+				s.cfg.Logger.Warn("ignoring an undecodable message on cycle.explored", "seq", m.Seq, "err", m.Err)
+			case m.Event.Cycle != cycle:
 			case m.Event.PolicyVersion != s.pol.Version() || m.Event.Trajectories < minTrajectories:
 				s.ignored++
 				s.cfg.Logger.Warn("ignoring a cycle.explored that does not answer the cycle's plan", "cycle", cycle,

@@ -3,6 +3,7 @@ package swappersvc
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,13 +21,16 @@ type planBook struct {
 	js  jetstream.JetStream
 	run string
 
-	mu    sync.Mutex
-	plans map[int64]schemas.CyclePlan
-	next  uint64 // the RSPO_CTRL sequence the next read starts at
+	log *slog.Logger
+
+	mu      sync.Mutex
+	plans   map[int64]schemas.CyclePlan
+	next    uint64 // the RSPO_CTRL sequence the next read starts at
+	ignored int    // cycle.started messages that were no plan of the run
 }
 
-func newPlanBook(js jetstream.JetStream, run string) *planBook {
-	return &planBook{js: js, run: run, plans: map[int64]schemas.CyclePlan{}, next: 1}
+func newPlanBook(js jetstream.JetStream, run string, log *slog.Logger) *planBook {
+	return &planBook{js: js, run: run, log: log, plans: map[int64]schemas.CyclePlan{}, next: 1}
 }
 
 // get returns the plan of cycle, if one was announced and read.
@@ -57,12 +61,20 @@ func (b *planBook) load(ctx context.Context, cycles []int64) error {
 	err := streams.Replay(ctx, b.js, streams.ReplayOptions{Run: b.run, Subject: streams.CtrlKind(schemas.EventCycleStarted),
 		FromSeq: b.next}, func(m streams.Message) error {
 		b.next = m.Seq + 1
-		if m.Event == nil || m.Event.Run != b.run {
+		var plan schemas.CyclePlan
+		err := m.Err
+		if err == nil && m.Event.Run != b.run {
+			err = fmt.Errorf("event of run %q", m.Event.Run)
+		}
+		if err == nil {
+			plan, err = schemas.CyclePlanOf(*m.Event)
+		}
+		if err != nil { // the explorer dead-letters it; its cycle has no plan here
+			b.ignored++
+			b.log.Warn("swappersvc: ignoring a cycle.started that is not a plan of the run", "seq", m.Seq, "err", err)
 			return nil
 		}
-		if plan, err := schemas.CyclePlanOf(*m.Event); err == nil {
-			b.plans[m.Event.Cycle] = plan
-		}
+		b.plans[m.Event.Cycle] = plan
 		return nil
 	})
 	if err != nil {

@@ -131,7 +131,7 @@ func New(js jetstream.JetStream, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	return &Service{js: js, cfg: cfg.withDefaults(), verifier: swapper.NewVerifier(cfg.EnvOptions),
-		plans: newPlanBook(js, cfg.Run)}, nil
+		plans: newPlanBook(js, cfg.Run, cfg.withDefaults().Logger)}, nil
 }
 
 // Counters returns the service's counters.
