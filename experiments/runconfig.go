@@ -10,8 +10,14 @@ import (
 type RunConfig = pipeline.Options
 
 // DefaultRunConfig is the starting point every suite's base is laid over:
-// the defaults of `rspo run` (RSPO+GRPO on household, α = 1/8, k = 3).
-func DefaultRunConfig() RunConfig { return pipeline.DefaultOptions() }
+// the defaults of `rspo run` (RSPO+GRPO on household, α = 1/8, k = 3) with
+// the paper's recipe, which every suite was written against: a suite's
+// variants name the settings they change.
+func DefaultRunConfig() RunConfig {
+	c := pipeline.DefaultOptions()
+	c.Recipe = pipeline.RecipePaper
+	return c
+}
 
 // pipelineConfig maps c to a pipeline configuration for run name run with
 // the given seed, storing everything under dataDir: `rspo run`'s mapping.

@@ -41,11 +41,19 @@ type Options struct {
 	EpsOff   float64 `json:"eps-off"`
 	OffRatio string  `json:"off-ratio"`
 
-	Explorer         string   `json:"explorer"`
-	SwapAll          bool     `json:"swap-all"`
-	ExploreGroupSize int      `json:"explore-group"`
-	ExploreCollect   int      `json:"explore-collect"`
-	PRMFile          string   `json:"prm"`
+	Explorer         string `json:"explorer"`
+	SwapAll          bool   `json:"swap-all"`
+	ExploreGroupSize int    `json:"explore-group"`
+	ExploreCollect   int    `json:"explore-collect"`
+	PRMFile          string `json:"prm"`
+	// PRMSources are recorded runs (on the run's server) a step-target PRM
+	// is trained on before the run, instead of the recipe's built-in
+	// source runs. Exclusive with PRMFile.
+	PRMSources []string `json:"prm-source"`
+	// Recipe names a set of defaults (see Recipes): "tilted", the one
+	// where the dense reward pays, or "paper", the paper's. WithRecipe
+	// applies it to the options the user did not give.
+	Recipe           string   `json:"recipe"`
 	PRMRefresh       bool     `json:"prm-refresh"`
 	PRMRefreshExtra  []string `json:"prm-refresh-extra-run"`
 	PRMRefreshWindow int      `json:"prm-refresh-window"`
@@ -76,7 +84,7 @@ func DefaultOptions() Options {
 		Tasks: 16, GroupSize: 8, Seed: 1, LR: 0.03, Epochs: 1, Beta: 0.01, EpsOn: 0.2, EpsOff: 0.1,
 		OffRatio: string(learner.OffRatioBehaviour), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1,
 		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
-		EvalEvery: 10, EvalEpisodes: 64, Actors: 1, Data: "runs"}
+		EvalEvery: 10, EvalEpisodes: 64, Actors: 1, Data: "runs", Recipe: RecipeTilted}
 }
 
 // CountKeys are the keys whose value is a count: at least 1, never 0 for
@@ -205,5 +213,6 @@ func (o Options) Config() (Config, error) {
 		}
 		lc.PRM = m
 	}
-	return Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data}, nil
+	cfg := Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data}
+	return cfg, o.sourceConfig(&cfg)
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -78,6 +79,11 @@ func KindOf(field any) string {
 // zero meant the learner's default, into the current form, so a run
 // started before the change resumes. Current settings pass unchanged.
 func upgradeSettings(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if _, ok := m["recipe"]; !ok && len(m) > 0 {
+		// recorded before recipes existed: every such run used the paper's
+		m = maps.Clone(m)
+		m["recipe"] = json.RawMessage(`"` + RecipePaper + `"`)
+	}
 	legacy := false
 	for k := range m {
 		_, legacy = legacyKeys[k]

@@ -76,6 +76,14 @@ type Config struct {
 	// start of the same run name with other settings fails with
 	// ErrSettingsChanged instead of resuming a different run.
 	Settings map[string]json.RawMessage
+	// Sources are recorded runs whose trajectories a step-target PRM is
+	// trained on before a new run starts (when Learner.PRM is nil), and
+	// SourceRuns the built-in ones among them, trained first if they have
+	// not finished (Options.SourceRuns). OnSource, if set, is told as
+	// each source run starts.
+	Sources    []string
+	SourceRuns []Config
+	OnSource   func(run string, i, n int)
 	// Extra are stages of the user's own that Run starts beside the
 	// built-in ones and stops once the learner has finished.
 	Extra []StageFunc
@@ -121,10 +129,13 @@ type Summary struct {
 	// Final holds the final evaluation (per split) from run.finished.
 	Final map[string]float64 `json:"final"`
 	// EnvSteps counts training environment steps (actors + explorers).
-	EnvSteps         int64   `json:"env_steps"`
-	EnvStepsActor    int64   `json:"env_steps_actor"`
-	EnvStepsExplorer int64   `json:"env_steps_explorer"`
-	WallSeconds      float64 `json:"wall_seconds"`
+	EnvSteps         int64 `json:"env_steps"`
+	EnvStepsActor    int64 `json:"env_steps_actor"`
+	EnvStepsExplorer int64 `json:"env_steps_explorer"`
+	// EnvStepsSource counts the environment steps of the PRM's source runs
+	// (0 without): the compute-fair view adds them to EnvSteps.
+	EnvStepsSource int64   `json:"env_steps_source"`
+	WallSeconds    float64 `json:"wall_seconds"`
 	// PeakRSSBytes is the process's peak resident memory.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// ReportDir is where the report files were written.
@@ -165,6 +176,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	cfg = cfg.withDefaults()
 	start := time.Now()
+	if err := runSources(ctx, cfg); err != nil {
+		return Summary{}, err
+	}
 	nc, js, shutdown, err := connect(ctx, cfg)
 	if err != nil {
 		return Summary{}, err
@@ -172,6 +186,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	defer shutdown()
 	bus := Bus{Conn: nc, JS: js}
 	if err := prepare(ctx, bus, cfg, true); err != nil {
+		return Summary{}, err
+	}
+	if err := cfg.prepareSourcePRM(ctx, js); err != nil {
 		return Summary{}, err
 	}
 	all, err := cfg.Stages(bus)
@@ -203,6 +220,14 @@ func Serve(ctx context.Context, cfg Config, name string) error {
 	bus := Bus{Conn: nc, JS: js}
 	if err := prepare(ctx, bus, cfg, name == StageLearner); err != nil {
 		return err
+	}
+	if name == StageLearner { // the learner decides the PRM: its source runs train in this process
+		if err := runSources(ctx, cfg); err != nil {
+			return err
+		}
+		if err := cfg.prepareSourcePRM(ctx, js); err != nil {
+			return err
+		}
 	}
 	st, err := cfg.Stage(bus, name)
 	if err != nil {
@@ -306,9 +331,13 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	if lc.RSPO {
 		sum.Explore = string(lc.Explorer)
 	}
+	var err error
+	if sum.EnvStepsSource, err = sourceSteps(ctx, js, cfg.Sources); err != nil {
+		return sum, err
+	}
 	var events []schemas.MetricsEvent
 	undecodable := 0
-	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: streams.KindMetrics}, func(m streams.Message) error {
+	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: streams.KindMetrics}, func(m streams.Message) error {
 		if m.Metrics != nil {
 			events = append(events, *m.Metrics)
 		} else {
@@ -357,4 +386,21 @@ func peakRSS() int64 {
 		return 0
 	}
 	return int64(ru.Maxrss) * 1024 // Linux reports kilobytes
+}
+
+// prepareSourcePRM trains the PRM on cfg.Sources for a new run that has
+// none; a resumed run has published its PRM already.
+func (cfg *Config) prepareSourcePRM(ctx context.Context, js jetstream.JetStream) error {
+	if len(cfg.Sources) == 0 || cfg.Learner.PRM != nil {
+		return nil
+	}
+	if _, ok, err := learnersvc.LoadCheckpoint(ctx, js, cfg.run()); err != nil || ok {
+		return err
+	}
+	m, err := sourcePRM(ctx, js, *cfg)
+	if err != nil {
+		return err
+	}
+	cfg.Learner.PRM = m
+	return nil
 }

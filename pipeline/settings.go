@@ -80,7 +80,7 @@ func settingsDiff(was, now map[string]json.RawMessage) []string {
 	var diff []string
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		a, b := compact(was[k]), compact(now[k])
-		if a != b {
+		if a != b && !(zeroJSON(a) && zeroJSON(b)) { // a key added since the run began, left at its zero value
 			diff = append(diff, fmt.Sprintf("%s %s (now %s)", k, a, b))
 		}
 	}
@@ -109,4 +109,13 @@ func decodeSettings(b []byte) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("settings are %s, not an object", b)
 	}
 	return m, nil
+}
+
+// zeroJSON reports whether a compacted value is unset or a zero value.
+func zeroJSON(v string) bool {
+	switch v {
+	case "unset", "null", "0", "false", `""`, "[]", "{}":
+		return true
+	}
+	return false
 }

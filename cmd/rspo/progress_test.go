@@ -78,7 +78,8 @@ func TestInterruptedSaysHowToResume(t *testing.T) {
 // An in-process RSPO run reports its warm-up, environment steps and rates.
 func TestRunProgressShowsPhaseAndSteps(t *testing.T) {
 	_, stderr, err := runRspo(testContext(t), "run", "--data", t.TempDir(), "--run", "progress", "--env-opt", "preset=easy",
-		"--updates", "1", "--tasks", "4", "--group", "2", "--k", "1", "--eval-episodes", "2", "--prm-warmup-tasks", "3")
+		"--updates", "1", "--tasks", "4", "--group", "2", "--k", "1", "--eval-episodes", "2", "--prm-warmup-tasks", "3",
+		"--recipe", "paper") // the paper's recipe warms its PRM up on its own rollouts
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}

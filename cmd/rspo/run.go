@@ -48,10 +48,15 @@ func newRunCmd() *cobra.Command {
 			"  rspo run --config experiments/hard.json --seed 3 --json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var keys []string
 			if configFile != "" {
-				if _, err := loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
+				var err error
+				if keys, err = loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
 					return err
 				}
+			}
+			if err := applyRecipe(cmd.Flags(), keys, &o); err != nil {
+				return err
 			}
 			if !cmd.Flags().Changed("nats") && os.Getenv("NATS_URL") == "" {
 				nf.url = "" // neither --nats nor NATS_URL: the embedded server
@@ -100,6 +105,8 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.SwapAll, "swap-all", false, "swap every explorer training rollout into the buffer, not only the final collection")
 	derivedCountVar(fs, &o.ExploreGroupSize, "explore-group", "N/2, at least 2", "explorer rollouts per task in each of its updates")
 	fs.IntVar(&o.ExploreCollect, "explore-collect", o.ExploreCollect, "final explorer rollouts per task for the buffer (0 needs --swap-all)")
+	fs.StringVar(&o.Recipe, "recipe", o.Recipe, "defaults to train with: tilted (a step-target PRM from recorded runs of the easy preset, a tilted explorer, the π_θ/π_old ratio: where the dense reward pays) or paper (the paper's RSPO)")
+	fs.StringArrayVar(&o.PRMSources, "prm-source", nil, "recorded run to train the tilted recipe's PRM on, instead of its built-in source runs (repeatable)")
 	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with rspo prm train)")
 	fs.BoolVar(&o.PRMRefresh, "prm-refresh", false, "retrain the PRM from the run's streams at every cycle end")
 	fs.StringArrayVar(&o.PRMRefreshExtra, "prm-refresh-extra-run", nil, "other recorded run mixed into every PRM refresh (repeatable; needs --prm-refresh)")
@@ -177,6 +184,10 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	}
 	pr := newProgress(stderr)
 	cfg.Progress, cfg.Phase = pr.update, pr.phase
+	cfg.OnSource = func(run string, i, n int) {
+		fmt.Fprintf(stderr, "rspo: PRM source run %d of %d: %s (the base algorithm on the %s preset; trained once, reused by later runs)\n",
+			i, n, run, pipeline.SourcePreset)
+	}
 	sum, err := pipeline.Run(cmd.Context(), cfg)
 	pr.close()
 	if err != nil {
@@ -209,6 +220,9 @@ func modeText(o runOptions) string {
 func printSummary(w io.Writer, s pipeline.Summary) error {
 	fmt.Fprintf(w, "run %s finished: %d updates, %d environment steps (actors %d, explorers %d), %.1fs, peak memory %.0f MiB\n",
 		s.Run, s.Updates, s.EnvSteps, s.EnvStepsActor, s.EnvStepsExplorer, s.WallSeconds, float64(s.PeakRSSBytes)/(1<<20))
+	if s.EnvStepsSource > 0 {
+		fmt.Fprintf(w, "  the PRM's source runs took %d environment steps more: %d in all\n", s.EnvStepsSource, s.EnvSteps+s.EnvStepsSource)
+	}
 	keys := make([]string, 0, len(s.Final))
 	for k := range s.Final {
 		if strings.HasSuffix(k, "_success_rate") || strings.HasSuffix(k, "_score") {
@@ -231,4 +245,16 @@ func embeddedLine(cfg pipeline.Config) string {
 	}
 	return fmt.Sprintf("rspo: embedded NATS server on %s only (loopback, a free port), store in %s, %s",
 		pipeline.EmbeddedHost, filepath.Join(cfg.DataDir, "nats"), sync)
+}
+
+// applyRecipe sets the recipe's values on every option the user gave
+// neither as a flag nor in the config file (keys).
+func applyRecipe(fs *pflag.FlagSet, keys []string, o *runOptions) error {
+	given := func(key string) bool { return fs.Changed(key) || slices.Contains(keys, key) }
+	r, err := o.WithRecipe(given)
+	if err != nil {
+		return fmt.Errorf("--recipe: %w", err)
+	}
+	*o = r
+	return nil
 }

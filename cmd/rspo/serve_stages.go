@@ -132,9 +132,10 @@ func newServeLearnerCmd() *cobra.Command {
 			"checkpoint. Takes the training flags of `rspo run`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var keys []string
 			if configFile != "" {
-				keys, err := loadRunConfig(cmd.Flags(), configFile, &o)
-				if err != nil {
+				var err error
+				if keys, err = loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
 					return err
 				}
 				for _, k := range keys {
@@ -142,6 +143,9 @@ func newServeLearnerCmd() *cobra.Command {
 						return fmt.Errorf("--config %s: serve learner does not use key %q: %s", configFile, k, why)
 					}
 				}
+			}
+			if err := applyRecipe(cmd.Flags(), keys, &o); err != nil {
+				return err
 			}
 			pc, err := o.Config()
 			if err != nil {

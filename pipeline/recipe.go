@@ -1,0 +1,172 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/prm"
+	"github.com/rspo-dev/rspo/prm/prmsvc"
+)
+
+// The recipes: named sets of defaults.
+const (
+	// RecipeTilted is the configuration where the dense reward pays (see
+	// docs/experiments.md): a step-target PRM trained on recorded runs of
+	// an easier preset, an explorer that acts with π_θ·exp(λ·r̂) instead
+	// of training π_B, and the π_θ/π_old off-policy ratio. Without --prm or
+	// --prm-source, its PRM comes from built-in source runs (SourceRuns).
+	RecipeTilted = "tilted"
+	// RecipePaper is RSPO as the paper has it: a PRM warmed up on the run's
+	// own rollouts, an explorer trained on it, eq. 4's ratio.
+	RecipePaper = "paper"
+)
+
+// Recipes lists the recipe names, the default first.
+func Recipes() []string { return []string{RecipeTilted, RecipePaper} }
+
+// recipeValues are the option values each recipe sets, by key.
+var recipeValues = map[string]map[string]any{
+	RecipeTilted: {"explore-tilt": 10.0, "explore-collect": 2, "off-ratio": "old", "prm-target": "step"},
+	RecipePaper:  {},
+}
+
+// WithRecipe returns o with its recipe's values set for every key that
+// given reports false for (rspo run passes the flags and config keys the
+// user gave). An empty Recipe is RecipePaper.
+func (o Options) WithRecipe(given func(key string) bool) (Options, error) {
+	if o.Recipe == "" {
+		o.Recipe = RecipePaper
+	}
+	values, ok := recipeValues[o.Recipe]
+	if !ok {
+		return o, fmt.Errorf("pipeline: recipe %q: want one of %v", o.Recipe, Recipes())
+	}
+	for key, v := range values {
+		if given(key) {
+			continue
+		}
+		switch p := o.Field(key).(type) {
+		case *float64:
+			*p = v.(float64)
+		case *int:
+			*p = v.(int)
+		case *string:
+			*p = v.(string)
+		}
+	}
+	return o, nil
+}
+
+// SourceSeeds are the seeds of the built-in PRM source runs.
+var SourceSeeds = []int64{101, 102}
+
+// SourcePreset is the preset of the built-in PRM source runs: the easier
+// setting whose successes teach the PRM what progress looks like.
+const SourcePreset = "easy"
+
+// SourceRuns returns the built-in PRM source runs of o: the base algorithm
+// (no RSPO) on o's environment at SourcePreset, one run per SourceSeeds
+// seed, with rspo run's other defaults. Their names depend only on the
+// environment, algorithm and seed, so every run that needs them reuses the
+// same recorded runs.
+func (o Options) SourceRuns() []Options {
+	var out []Options
+	for _, seed := range SourceSeeds {
+		s := DefaultOptions()
+		s.Recipe, s.RSPO, s.Env, s.Algo, s.Seed, s.Data = RecipePaper, false, o.Env, o.Algo, seed, o.Data
+		s.EnvOptions = map[string]string{"preset": SourcePreset}
+		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-s%d", o.Env, SourcePreset, o.Algo, seed)
+		out = append(out, s)
+	}
+	return out
+}
+
+// needsSourcePRM says whether a run with these options trains its PRM on
+// source runs: a tilted recipe (or given sources), RSPO with the PRM
+// explorer, and no PRM file.
+func (o Options) needsSourcePRM() bool {
+	return o.PRMFile == "" && (len(o.PRMSources) > 0 || o.Recipe == RecipeTilted) &&
+		o.RSPO && !o.DenseOnly && o.Explorer == "prm"
+}
+
+// sourceConfig fills in cfg's PRM sources from o.
+func (o Options) sourceConfig(cfg *Config) error {
+	if o.PRMFile != "" && len(o.PRMSources) > 0 {
+		return errors.New("pipeline: prm and prm-source both name the PRM: give one")
+	}
+	if !o.needsSourcePRM() {
+		return nil
+	}
+	cfg.Sources = slices.Clone(o.PRMSources)
+	if len(cfg.Sources) > 0 {
+		return nil
+	}
+	for _, s := range o.SourceRuns() {
+		sc, err := s.Config()
+		if err != nil {
+			return fmt.Errorf("pipeline: PRM source run %s: %w", s.Run, err)
+		}
+		cfg.SourceRuns = append(cfg.SourceRuns, sc)
+		cfg.Sources = append(cfg.Sources, sc.run())
+	}
+	return nil
+}
+
+// runSources trains every built-in source run that has not finished (each
+// a whole run of its own, on the same data directory or server).
+func runSources(ctx context.Context, cfg Config) error {
+	for i, sc := range cfg.SourceRuns {
+		sc.NATSURL, sc.Connect, sc.Logger, sc.SyncAlways, sc.Streams = cfg.NATSURL, cfg.Connect, cfg.Logger, cfg.SyncAlways, cfg.Streams
+		if cfg.OnSource != nil {
+			cfg.OnSource(sc.run(), i+1, len(cfg.SourceRuns))
+		}
+		if _, err := Run(ctx, sc); err != nil {
+			return fmt.Errorf("pipeline: PRM source run %s: %w", sc.run(), err)
+		}
+	}
+	return nil
+}
+
+// sourcePRM trains the step-target PRM on the source runs' recorded
+// trajectories (for a new run; a resumed one has its PRM already).
+func sourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config) (*prm.Model, error) {
+	srcs := make([]prmsvc.Source, len(cfg.Sources))
+	for i, run := range cfg.Sources {
+		srcs[i] = prmsvc.Source{Run: run}
+	}
+	trajs, st, err := prmsvc.Collect(ctx, js, srcs)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: read PRM source runs %v: %w", cfg.Sources, err)
+	}
+	if len(trajs) == 0 {
+		return nil, fmt.Errorf("pipeline: PRM source runs %v hold no trajectories on this server (run them first, or name others with prm-source)", cfg.Sources)
+	}
+	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: prm.TargetStep, Seed: uint64(cfg.Learner.Seed)})
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: train the PRM on source runs %v: %w", cfg.Sources, err)
+	}
+	cfg.Logger.Info("PRM trained on the source runs", "runs", cfg.Sources, "trajectories", rep.Trajectories,
+		"successes", rep.Successes, "heldout_auc", rep.HeldoutEval.AUC, "undecodable", st.Undecodable)
+	return m, nil
+}
+
+// sourceSteps adds up the environment steps of the source runs, for the
+// compute-fair count: the PRM's knowledge was paid for in those steps.
+func sourceSteps(ctx context.Context, js jetstream.JetStream, runs []string) (int64, error) {
+	var n int64
+	for _, run := range runs {
+		cp, ok, err := learnersvc.LoadCheckpoint(ctx, js, run)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			n += cp.EnvStepsActor + cp.EnvStepsExplorer
+		}
+	}
+	return n, nil
+}

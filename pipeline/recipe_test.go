@@ -1,0 +1,102 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/prm/prmsvc"
+	"github.com/rspo-dev/rspo/streams/streamstest"
+)
+
+func TestWithRecipeKeepsWhatTheUserGave(t *testing.T) {
+	o := DefaultOptions()
+	given := map[string]bool{"explore-collect": true}
+	o.ExploreCollect = 5
+	got, err := o.WithRecipe(func(k string) bool { return given[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ExploreTilt != 10 || got.OffRatio != "old" || got.PRMTarget != "step" || got.ExploreCollect != 5 {
+		t.Errorf("tilted recipe: got tilt %v, ratio %s, target %s, collect %d; want 10, old, step and the given 5",
+			got.ExploreTilt, got.OffRatio, got.PRMTarget, got.ExploreCollect)
+	}
+	o.Recipe = RecipePaper
+	if got, _ := o.WithRecipe(func(string) bool { return false }); got.ExploreTilt != 0 || got.OffRatio != "behaviour" {
+		t.Errorf("paper recipe changed the defaults: tilt %v, ratio %s", got.ExploreTilt, got.OffRatio)
+	}
+	o.Recipe = "vibes"
+	if _, err := o.WithRecipe(func(string) bool { return false }); err == nil {
+		t.Error("an unknown recipe was accepted")
+	}
+}
+
+// The tilted recipe's PRM comes from source runs on the easier preset:
+// they are trained once, the PRM is trained on what they recorded, their
+// environment steps are counted, and a later run reuses them.
+func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	dir := t.TempDir()
+	target := func(run string) Config {
+		o := DefaultOptions()
+		o.Run, o.Data, o.EnvOptions = run, dir, map[string]string{"preset": "easy"}
+		o.Updates, o.Tasks, o.GroupSize, o.K, o.Alpha, o.EvalEpisodes = 2, 4, 4, 2, 0.25, 4
+		o, err := o.WithRecipe(func(string) bool { return false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := o.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cfg.SourceRuns { // small source runs: the mechanism, not the figures
+			cfg.SourceRuns[i].Learner.Updates, cfg.SourceRuns[i].Learner.Tasks, cfg.SourceRuns[i].Learner.GroupSize = 2, 4, 4
+			cfg.SourceRuns[i].Learner.EvalEpisodes, cfg.SourceRuns[i].Settings = 4, nil
+		}
+		cfg.NATSURL, cfg.Logger = s.ClientURL(), smallRun(t, dir, true).Logger
+		return cfg
+	}
+	first := target("tilted1")
+	if len(first.SourceRuns) != 2 || first.Learner.ExploreTilt != 10 {
+		t.Fatalf("config: %d source runs, tilt %v; want 2 and 10", len(first.SourceRuns), first.Learner.ExploreTilt)
+	}
+	sum, err := Run(context.Background(), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcSteps int64
+	for _, run := range first.Sources {
+		cp, ok, err := learnersvc.LoadCheckpoint(context.Background(), js, run)
+		if err != nil || !ok || !cp.Finished {
+			t.Fatalf("source run %s: %+v (found %v, %v)", run, cp, ok, err)
+		}
+		srcSteps += cp.EnvStepsActor
+	}
+	if sum.EnvStepsSource != srcSteps || srcSteps == 0 {
+		t.Errorf("source steps in the summary: %d, want the source runs' %d", sum.EnvStepsSource, srcSteps)
+	}
+	cp, _, err := learnersvc.LoadCheckpoint(context.Background(), js, "tilted1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := prmsvc.Load(context.Background(), js, "tilted1", cp.PRMVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 source runs × 2 updates × 4 tasks × 4 rollouts, plus their evaluations' none (in-process).
+	if n := m.Info.TrainTrajectories + m.Info.Heldout; m.Info.Target != "step" || !m.Info.Trained || n != 2*2*4*4 {
+		t.Errorf("PRM %+v: want a step-target PRM trained on the source runs' 64 trajectories (got %d)", m.Info, n)
+	}
+	second := target("tilted2")
+	sum2, err := Run(context.Background(), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum2.EnvStepsSource != srcSteps {
+		t.Errorf("second run: source steps %d, want the same %d (reused, not trained again)", sum2.EnvStepsSource, srcSteps)
+	}
+}
