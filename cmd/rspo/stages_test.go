@@ -65,7 +65,8 @@ func startStages(t *testing.T, run string) *stageCluster {
 func (c *stageCluster) learnerArgs(updates int) []string {
 	return []string{"serve", "learner", "--nats", c.url, "--run", c.run, "--env-opt", "preset=easy",
 		"--updates", strconv.Itoa(updates), "--tasks", "4", "--group", "4", "--k", "2", "--alpha", "0.25",
-		"--eval-every", "2", "--eval-episodes", "8", "--prm-warmup-tasks", "8"}
+		"--eval-every", "2", "--eval-episodes", "8", "--prm-warmup-tasks", "8",
+		"--recipe", "paper"} // the paper's recipe warms its PRM up on the run itself: no source runs to wait for
 }
 
 // count tallies a run's messages: trajectories by subject, events by type,
