@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/rspo-dev/rspo/buffersvc"
@@ -113,4 +114,22 @@ func FuzzDecodeStats(f *testing.F) {
 			t.Fatalf("round trip refused: %v", err)
 		}
 	})
+}
+
+// A buffer that died mid-request used to hold the learner until its own
+// context's deadline (up to ten minutes): the client's timeout was skipped
+// whenever the caller's context had one. Each attempt now has its own.
+func TestClientGivesUpOnABufferThatNeverAnswers(t *testing.T) {
+	b := newBus(t, 0)
+	sub, err := b.nc.Subscribe(streams.Subjects("r").BufferSample, func(*nats.Msg) {}) // takes requests, never replies
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	_, err = b.client.WithTimeouts(200*time.Millisecond, time.Second).Sample(ctx, buffersvc.SampleRequest{Count: 1})
+	if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		t.Fatalf("got %v (caller's context: %v), want the attempts' own deadline to end the call", err, ctx.Err())
+	}
 }
