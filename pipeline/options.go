@@ -205,5 +205,5 @@ func (o Options) Config() (Config, error) {
 		}
 		lc.PRM = m
 	}
-	return Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data}, nil
+	return Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data, Options: &o}, nil
 }
