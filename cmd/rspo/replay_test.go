@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,6 +47,9 @@ func TestReplayCommandPrintsIdenticalTrajectories(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(line), &got); err != nil {
 			t.Fatalf("line %d: %v", i, err)
+		}
+		if seed := fmt.Sprintf(`"task_seed":"%d"`, want[i].TaskSeed); !strings.Contains(line, seed) {
+			t.Errorf("line %d lacks %s, the 64-bit seed as a string", i, seed)
 		}
 		if got.Error != "" || !reflect.DeepEqual(got.Trajectory, want[i]) {
 			t.Errorf("line %d: got %+v (error %q), want %+v", i, got.Trajectory, got.Error, want[i])
