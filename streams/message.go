@@ -154,3 +154,10 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(j)
 }
+
+// PRMWarmup reports whether m holds a trajectory of the learner's PRM
+// warm-up: by its Rspo-Warmup header or, for runs recorded before the
+// header, by the trajectory's group id.
+func (m Message) PRMWarmup() bool {
+	return m.Headers.Get(HeaderWarmup) != "" || m.Trajectory != nil && m.Trajectory.PRMWarmup()
+}

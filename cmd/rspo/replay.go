@@ -22,7 +22,7 @@ type replayFlags struct {
 	run, subject, format string
 	fromSeq              uint64
 	since                time.Duration
-	follow               bool
+	follow, skipWarmup   bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -50,7 +50,7 @@ func newReplayCmd() *cobra.Command {
 				return err
 			}
 			defer nc.Close()
-			return replayJSONL(cmd.Context(), js, opts, cmd.OutOrStdout())
+			return replayJSONL(cmd.Context(), js, opts, f.keep(), cmd.OutOrStdout())
 		},
 	}
 	nf.register(cmd.Flags())
@@ -61,6 +61,7 @@ func newReplayCmd() *cobra.Command {
 	fs.DurationVar(&f.since, "since", 0, "start with messages stored this long ago, e.g. 30m")
 	fs.StringVar(&f.format, "format", "jsonl", "output format (jsonl)")
 	fs.BoolVar(&f.follow, "follow", false, "keep printing new messages until interrupted")
+	fs.BoolVar(&f.skipWarmup, "skip-warmup", false, "leave out the PRM warm-up's rollouts (on traj.onpolicy, header Rspo-Warmup)")
 	_ = cmd.MarkFlagRequired("run")
 	_ = cmd.MarkFlagRequired("subject")
 	return cmd
@@ -78,6 +79,9 @@ func (f replayFlags) options(now time.Time) (streams.ReplayOptions, error) {
 	if f.since > 0 && f.fromSeq > 0 {
 		return streams.ReplayOptions{}, fmt.Errorf("--from-seq and --since are exclusive; give one")
 	}
+	if f.skipWarmup && f.subject != string(streams.KindTraj) && f.subject != string(streams.KindTrajOnPolicy) {
+		return streams.ReplayOptions{}, fmt.Errorf("--skip-warmup: the warm-up's rollouts are on traj.onpolicy, not %s", f.subject)
+	}
 	o := streams.ReplayOptions{Run: f.run, Subject: streams.SubjectKind(f.subject), FromSeq: f.fromSeq, Follow: f.follow}
 	if f.since > 0 {
 		o.Since = now.Add(-f.since)
@@ -85,13 +89,24 @@ func (f replayFlags) options(now time.Time) (streams.ReplayOptions, error) {
 	return o, o.Validate()
 }
 
-// replayJSONL writes every replayed message as one JSON line to out. In
-// follow mode each line is flushed as it comes.
-func replayJSONL(ctx context.Context, js jetstream.JetStream, o streams.ReplayOptions, out io.Writer) error {
+// keep returns the filter of the flags: nil keeps every message.
+func (f replayFlags) keep() func(streams.Message) bool {
+	if !f.skipWarmup {
+		return nil
+	}
+	return func(m streams.Message) bool { return !m.PRMWarmup() }
+}
+
+// replayJSONL writes every replayed message that keep keeps (nil: all) as
+// one JSON line to out. In follow mode each line is flushed as it comes.
+func replayJSONL(ctx context.Context, js jetstream.JetStream, o streams.ReplayOptions, keep func(streams.Message) bool, out io.Writer) error {
 	bw := bufio.NewWriter(out)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	err := streams.Replay(ctx, js, o, func(m streams.Message) error {
+		if keep != nil && !keep(m) {
+			return nil
+		}
 		if err := enc.Encode(m); err != nil {
 			return fmt.Errorf("write seq %d: %w", m.Seq, err)
 		}

@@ -128,7 +128,7 @@ func TestReplayJSONLFollowFlushesEachLine(t *testing.T) {
 	w := newLineWaiter()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- replayJSONL(ctx, js, streams.ReplayOptions{Run: "r1", Subject: "traj.explore", Follow: true}, w)
+		errc <- replayJSONL(ctx, js, streams.ReplayOptions{Run: "r1", Subject: "traj.explore", Follow: true}, nil, w)
 	}()
 	if _, err := streams.PublishTrajectory(ctx, js, streamstest.Trajectory("r1", schemas.SourceExplore, 4)); err != nil {
 		t.Fatal(err)
