@@ -26,7 +26,7 @@ type replayFlags struct {
 }
 
 func newReplayCmd() *cobra.Command {
-	var nf natsFlags
+	var src sourceFlags
 	var f replayFlags
 	cmd := &cobra.Command{
 		Use:   "replay",
@@ -34,27 +34,35 @@ func newReplayCmd() *cobra.Command {
 		Long: "Read one subject of a run from its stream, decode each message, and print it as one JSON\n" +
 			"object per line: stream, seq, time, subject, headers, and the record under \"trajectory\",\n" +
 			"\"event\", \"metrics\" or \"rollout\" (dead letters carry their payload and reason instead).\n" +
-			"Stops when caught up, or with --follow keeps printing new messages until interrupted.\n\n" +
+			"Stops when caught up, or with --follow keeps printing new messages until interrupted.\n" +
+			"With --data it reads a run's store directly, with no server to start. A run with no\n" +
+			"messages on the server is an error (with --follow the command waits for them instead).\n\n" +
 			"Subjects: " + strings.Join(kindNames(streams.ReplaySubjects), ", ") +
 			"; ctrl, metrics and dlq may be narrowed, e.g. ctrl.cycle.started, metrics.learner.",
 		Example: "  rspo replay --run exp1 --subject traj.onpolicy | jq -c '.trajectory | {task_type, success}'\n" +
-			"  rspo replay --run exp1 --subject metrics.learner --since 10m --follow",
+			"  rspo replay --run exp1 --subject metrics.learner --since 10m --follow\n" +
+			"  rspo replay --data runs --run exp1 --subject ctrl",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options(time.Now())
 			if err != nil {
 				return err
 			}
-			nc, js, err := nf.connect(cmd.Context(), "rspo-replay")
+			js, closeFn, err := src.open(cmd.Context(), "rspo-replay")
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
+			defer closeFn()
+			if !f.follow {
+				if err := requireRun(cmd.Context(), js, f.run); err != nil {
+					return err
+				}
+			}
 			return replayJSONL(cmd.Context(), js, opts, f.keep(), cmd.OutOrStdout())
 		},
 	}
-	nf.register(cmd.Flags())
 	fs := cmd.Flags()
+	src.register(fs)
 	fs.StringVar(&f.run, "run", "", "run name (required)")
 	fs.StringVar(&f.subject, "subject", "", "what to read: "+strings.Join(kindNames(streams.ReplaySubjects), "|")+" (required)")
 	fs.Uint64Var(&f.fromSeq, "from-seq", 0, "start at this stream sequence")
