@@ -28,7 +28,7 @@ type sourceFlags struct {
 func (s *sourceFlags) register(fs *pflag.FlagSet) {
 	s.nf.register(fs)
 	s.fs = fs
-	fs.StringVar(&s.data, "data", "", "read the run's store directly: the --data of `rspo run` (DIR/nats) or of `rspo serve nats`, instead of --nats")
+	fs.StringVar(&s.data, "data", "", "read the run's store directly: the --data of rspo run (or its nats directory, the --data of rspo serve nats), instead of --nats")
 }
 
 // open connects to the server or starts one in-process on the store of
