@@ -213,6 +213,6 @@ func (o Options) Config() (Config, error) {
 		}
 		lc.PRM = m
 	}
-	cfg := Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data}
+	cfg := Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data, Options: &o}
 	return cfg, o.sourceConfig(&cfg)
 }

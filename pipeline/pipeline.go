@@ -9,6 +9,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,6 +95,10 @@ type Config struct {
 	Phase func(learnersvc.Progress)
 	// Logger receives every stage's log. Default slog.Default().
 	Logger *slog.Logger
+	// Options, when set, are the options the configuration was made from
+	// (Options.Config sets them); the report saves their effective form as
+	// config.yaml.
+	Options *Options
 }
 
 // PRMConfig configures the PRM scoring stage (rspo.<run>.prm.score).
@@ -363,7 +368,30 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	if _, err = report.Write(sum.ReportDir, events, sum); err != nil {
 		return sum, err
 	}
+	if err := writeConfigFile(cfg.Options, filepath.Join(sum.ReportDir, ConfigFile)); err != nil {
+		return sum, err
+	}
 	return sum, exportPolicy(ctx, js, lc.Run, cp.Version, filepath.Join(sum.ReportDir, PolicyFile))
+}
+
+// ConfigFile is the name of the run's effective options in the report
+// directory, as YAML: `rspo run --config` reads it back.
+const ConfigFile = "config.yaml"
+
+// writeConfigFile writes o's effective form to path; nil options write
+// nothing.
+func writeConfigFile(o *Options, path string) error {
+	if o == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := o.Effective().EncodeYAML(&b); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	return nil
 }
 
 // PolicyFile is the name of the final policy's snapshot in the report

@@ -40,7 +40,7 @@ type Trajectory struct {
 	// Producer names the actor or explorer instance that made it.
 	Producer string `json:"producer"`
 	// Seq is the producer's sequence number for this trajectory.
-	Seq uint64 `json:"seq"`
+	Seq uint64 `json:"seq,string"`
 
 	// Env names the environment ("household", "shop").
 	Env string `json:"env"`
@@ -49,7 +49,7 @@ type Trajectory struct {
 	// TaskType is the task's family (e.g. "pick_heat_then_place").
 	TaskType string `json:"task_type"`
 	// TaskSeed regenerates the task's world; with the actions it replays the episode.
-	TaskSeed int64 `json:"task_seed"`
+	TaskSeed int64 `json:"task_seed,string"`
 	// Split is the task split ("train", "eval_in_distribution", ...).
 	Split string `json:"split"`
 	// Instruction is the goal text the agent was given.
@@ -104,7 +104,7 @@ type Step struct {
 	DenseReward float64 `json:"dense_reward"`
 	// StateKey identifies the world state before the action; equal keys mean
 	// identical states (repeated-state counting, GiGPO grouping).
-	StateKey uint64 `json:"state_key"`
+	StateKey uint64 `json:"state_key,string"`
 	// TokenIDs and TokenLogProbs are optional, for LLM policies: token ids
 	// are ≥ 0, and TokenLogProbs is empty or holds one log-prob (≤ 0) per id.
 	TokenIDs      []int32   `json:"token_ids,omitempty"`

@@ -24,6 +24,10 @@ const (
 	HeaderSource = "Rspo-Source"
 	// HeaderContentType is the payload's media type.
 	HeaderContentType = "Content-Type"
+	// HeaderWarmup, with the value "prm", marks an on-policy trajectory of
+	// the learner's PRM warm-up (schemas.Trajectory.PRMWarmup); other
+	// trajectories do not carry it.
+	HeaderWarmup = "Rspo-Warmup"
 )
 
 // Headers a dead letter carries besides the original message's headers.

@@ -84,15 +84,15 @@ func subjectKind(subject string) string {
 
 // messageJSON is the JSON-lines form of a Message written by `rspo replay`.
 type messageJSON struct {
-	Stream     string                  `json:"stream"`
-	Seq        uint64                  `json:"seq"`
-	Time       time.Time               `json:"time"`
-	Subject    string                  `json:"subject"`
-	Headers    map[string]string       `json:"headers,omitempty"`
-	Trajectory *schemas.Trajectory     `json:"trajectory,omitempty"`
-	Event      *schemas.Event          `json:"event,omitempty"`
-	Metrics    *schemas.MetricsEvent   `json:"metrics,omitempty"`
-	Rollout    *schemas.RolloutRequest `json:"rollout,omitempty"`
+	Stream     string                `json:"stream"`
+	Seq        uint64                `json:"seq"`
+	Time       time.Time             `json:"time"`
+	Subject    string                `json:"subject"`
+	Headers    map[string]string     `json:"headers,omitempty"`
+	Trajectory *schemas.Trajectory   `json:"trajectory,omitempty"`
+	Event      *schemas.Event        `json:"event,omitempty"`
+	Metrics    *schemas.MetricsEvent `json:"metrics,omitempty"`
+	Rollout    *rolloutJSON          `json:"rollout,omitempty"`
 	// Payload is the raw payload when nothing was decoded: as text when it
 	// is valid UTF-8, else PayloadBase64 holds it.
 	Payload       *string `json:"payload,omitempty"`
@@ -100,14 +100,40 @@ type messageJSON struct {
 	Error         string  `json:"error,omitempty"`
 }
 
+// rolloutJSON is a rollout request as a message's JSON form shows it: its
+// seeds, 64-bit, as strings, as trajectories show theirs.
+type rolloutJSON struct {
+	schemas.RolloutRequest
+	Seed  int64         `json:"seed,string"`
+	Tasks []taskRefJSON `json:"tasks"`
+}
+
+type taskRefJSON struct {
+	schemas.TaskRef
+	Seed int64 `json:"seed,string"`
+}
+
+func newRolloutJSON(r *schemas.RolloutRequest) *rolloutJSON {
+	if r == nil {
+		return nil
+	}
+	j := &rolloutJSON{RolloutRequest: *r, Seed: r.Seed, Tasks: make([]taskRefJSON, len(r.Tasks))}
+	for i, t := range r.Tasks {
+		j.Tasks[i] = taskRefJSON{TaskRef: t, Seed: t.Seed}
+	}
+	return j
+}
+
 // MarshalJSON writes the message as one JSON object: stream, seq, time,
 // subject, headers (first value of each), the decoded record under
 // "trajectory", "event", "metrics" or "rollout", and otherwise the raw
 // payload ("payload" if UTF-8 text, else "payload_base64") with "error".
+// The 64-bit seeds and state keys of trajectories and rollout requests
+// are strings.
 func (m Message) MarshalJSON() ([]byte, error) {
 	j := messageJSON{
 		Stream: m.Stream, Seq: m.Seq, Time: m.Time, Subject: m.Subject,
-		Trajectory: m.Trajectory, Event: m.Event, Metrics: m.Metrics, Rollout: m.Rollout,
+		Trajectory: m.Trajectory, Event: m.Event, Metrics: m.Metrics, Rollout: newRolloutJSON(m.Rollout),
 	}
 	if len(m.Headers) > 0 {
 		j.Headers = make(map[string]string, len(m.Headers))
@@ -127,4 +153,11 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(j)
+}
+
+// PRMWarmup reports whether m holds a trajectory of the learner's PRM
+// warm-up: by its Rspo-Warmup header or, for runs recorded before the
+// header, by the trajectory's group id.
+func (m Message) PRMWarmup() bool {
+	return m.Headers.Get(HeaderWarmup) != "" || m.Trajectory != nil && m.Trajectory.PRMWarmup()
 }

@@ -73,5 +73,8 @@ func publishTrajectory(ctx context.Context, js jetstream.JetStream, subject stri
 func TrajectoryHeaders(t *schemas.Trajectory) nats.Header {
 	h := dataHeaders(t.ID, t.Run, t.Cycle, t.PolicyVersion, string(t.Source), ContentTypeArrow)
 	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
+	if t.PRMWarmup() {
+		h.Set(HeaderWarmup, "prm")
+	}
 	return h
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,6 +47,9 @@ func TestReplayCommandPrintsIdenticalTrajectories(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(line), &got); err != nil {
 			t.Fatalf("line %d: %v", i, err)
+		}
+		if seed := fmt.Sprintf(`"task_seed":"%d"`, want[i].TaskSeed); !strings.Contains(line, seed) {
+			t.Errorf("line %d lacks %s, the 64-bit seed as a string", i, seed)
 		}
 		if got.Error != "" || !reflect.DeepEqual(got.Trajectory, want[i]) {
 			t.Errorf("line %d: got %+v (error %q), want %+v", i, got.Trajectory, got.Error, want[i])
@@ -124,7 +128,7 @@ func TestReplayJSONLFollowFlushesEachLine(t *testing.T) {
 	w := newLineWaiter()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- replayJSONL(ctx, js, streams.ReplayOptions{Run: "r1", Subject: "traj.explore", Follow: true}, w)
+		errc <- replayJSONL(ctx, js, streams.ReplayOptions{Run: "r1", Subject: "traj.explore", Follow: true}, nil, w)
 	}()
 	if _, err := streams.PublishTrajectory(ctx, js, streamstest.Trajectory("r1", schemas.SourceExplore, 4)); err != nil {
 		t.Fatal(err)

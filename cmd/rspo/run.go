@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +31,7 @@ func newRunCmd() *cobra.Command {
 	o := defaultRunOptions()
 	var nf natsFlags
 	var configFile string
-	var asJSON, verbose, syncAlways bool
+	var asJSON, verbose, syncAlways, printConfig bool
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Train an agent end to end: every stage in one process over JetStream",
@@ -58,6 +57,9 @@ func newRunCmd() *cobra.Command {
 			if err := applyRecipe(cmd.Flags(), keys, &o); err != nil {
 				return err
 			}
+			if printConfig {
+				return printRunConfig(cmd.OutOrStdout(), o)
+			}
 			if !cmd.Flags().Changed("nats") && os.Getenv("NATS_URL") == "" {
 				nf.url = "" // neither --nats nor NATS_URL: the embedded server
 			}
@@ -69,7 +71,8 @@ func newRunCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	registerRunFlags(fs, &o)
-	fs.StringVar(&configFile, "config", "", "JSON file with run settings (keys as the flags, e.g. {\"env\": \"shop\", \"k\": 3}); flags override it")
+	fs.StringVar(&configFile, "config", "", configUsage)
+	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit")
 	countVar(fs, &o.Actors, "actors", "actor services to start in this process")
 	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
@@ -122,34 +125,6 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	derivedCountVar(fs, &o.KeepVersions, "keep-versions", "k+3", "policy snapshots kept in the object store; version 0 always stays")
 	fs.StringSliceVar(&o.EvalSplits, "eval-splits", nil, "splits to evaluate (default: every split but train; \"train\" means held-out train tasks)")
 	fs.BoolVar(&o.EvalGreedy, "eval-greedy", false, "evaluate with the most probable action instead of sampling")
-}
-
-// loadRunConfig reads a JSON run configuration into o, then re-applies the
-// flags given on the command line so they take precedence. It returns the
-// keys the file sets.
-func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, error) {
-	changed := map[string]string{}
-	fs.Visit(func(f *pflag.Flag) { changed[f.Name] = f.Value.String() })
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(o); err != nil {
-		return nil, fmt.Errorf("--config %s: %w", path, err)
-	}
-	var present map[string]json.RawMessage
-	_ = json.Unmarshal(b, &present) // it decoded into o, so it is a JSON object
-	for name, v := range changed {
-		if name == "env-opt" {
-			v = strings.Trim(v, "[]")
-		}
-		if err := fs.Set(name, v); err != nil {
-			return nil, fmt.Errorf("--%s: %w", name, err)
-		}
-	}
-	return slices.Sorted(maps.Keys(present)), nil
 }
 
 // runOutput are the settings of `rspo run` that do not define the run.

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -122,6 +124,7 @@ var learnerRefusedKeys = map[string]string{
 func newServeLearnerCmd() *cobra.Command {
 	var nf natsFlags
 	var configFile string
+	var printConfig bool
 	o := defaultRunOptions()
 	cmd := &cobra.Command{
 		Use:   "learner",
@@ -147,6 +150,9 @@ func newServeLearnerCmd() *cobra.Command {
 			if err := applyRecipe(cmd.Flags(), keys, &o); err != nil {
 				return err
 			}
+			if printConfig {
+				return printRunConfig(cmd.OutOrStdout(), o, slices.Sorted(maps.Keys(learnerRefusedKeys))...)
+			}
 			pc, err := o.Config()
 			if err != nil {
 				return err
@@ -166,7 +172,8 @@ func newServeLearnerCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	registerRunFlags(fs, &o)
-	fs.StringVar(&configFile, "config", "", "JSON file with run settings (as for rspo run); flags override it")
+	fs.StringVar(&configFile, "config", "", configUsage)
+	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit")
 	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
 	nf.register(fs)
 	nf.registerReplicas(fs)
