@@ -97,3 +97,17 @@ func BenchmarkTrainEpoch(b *testing.B) {
 	}
 	reportThroughput(b, b.N*512*30, cpu0)
 }
+
+// BenchmarkScoreBatchCycle scores an explorer cycle's worth of steps in one
+// call (128 trajectories of 50 steps) and reports the bytes it allocates.
+func BenchmarkScoreBatchCycle(b *testing.B) {
+	m := Random(1)
+	trajs := householdLike(128, 50, 5)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		m.ScoreBatch(trajs)
+	}
+	reportThroughput(b, b.N*128*50, cpu0)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/rspo-dev/rspo/schemas"
 )
@@ -154,12 +155,10 @@ func WithNoise(sigma float64, rng *rand.Rand) ScoreOption {
 }
 
 // ScoreSteps returns r̂_t for every step of t, featurizing and evaluating
-// the steps as one batch.
+// the steps in batches.
 func (m *Model) ScoreSteps(t *schemas.Trajectory, opts ...ScoreOption) []float64 {
 	out := make([]float64, len(t.Steps))
-	x := make([]float32, len(t.Steps)*m.dim)
-	m.featurize(t, x)
-	m.forwardBatch(x, out)
+	m.scoreRows(out, stepRows([]*schemas.Trajectory{t}))
 	applyNoise(out, opts)
 	return out
 }
@@ -197,25 +196,83 @@ func (m *Model) Score(t *schemas.Trajectory, opts ...ScoreOption) float64 {
 	return sum
 }
 
-// ScoreBatch scores the steps of several trajectories in one batch;
-// result i holds r̂_t for trajectory i.
+// ScoreBatch scores the steps of several trajectories; result i holds r̂_t
+// for trajectory i. The steps are featurized and evaluated scoreChunkRows
+// at a time, so a large batch needs a few MiB of scratch, not its
+// features' worth; the scores do not depend on the chunking.
 func (m *Model) ScoreBatch(ts []*schemas.Trajectory, opts ...ScoreOption) [][]float64 {
 	n := 0
 	for _, t := range ts {
 		n += len(t.Steps)
 	}
-	x := make([]float32, n*m.dim)
 	flat := make([]float64, n)
 	out := make([][]float64, len(ts))
 	off := 0
 	for i, t := range ts {
-		m.featurize(t, x[off*m.dim:])
 		out[i] = flat[off : off+len(t.Steps) : off+len(t.Steps)]
 		off += len(t.Steps)
 	}
-	m.forwardBatch(x, flat)
+	m.scoreRows(flat, stepRows(ts))
 	applyNoise(flat, opts)
 	return out
+}
+
+// stepRows returns a function that writes the features of ts's steps, one
+// per call, in order.
+func stepRows(ts []*schemas.Trajectory) func(m *Model, dst []float32) {
+	i, k := 0, 0
+	return func(m *Model, dst []float32) {
+		for k == len(ts[i].Steps) {
+			i, k = i+1, 0
+		}
+		s := &ts[i].Steps[k]
+		m.feat.Features(ts[i].Instruction, s.Observation, s.Action, dst)
+		k++
+	}
+}
+
+// scoreChunkRows is how many rows scoreRows featurizes and evaluates at
+// once (about 3 MiB of scratch with the default 256 features).
+const scoreChunkRows = 1024
+
+// scoreRows writes r̂ of len(out) rows into out; next writes the features
+// of the next row.
+func (m *Model) scoreRows(out []float64, next func(m *Model, dst []float32)) {
+	var x []float32
+	var x64, hid []float64
+	for lo := 0; lo < len(out); {
+		hi := chunkEnd(lo, len(out), m.hidden)
+		n := hi - lo
+		x = slices.Grow(x[:0], n*m.dim)[:n*m.dim]
+		for r := range n {
+			next(m, x[r*m.dim:(r+1)*m.dim])
+		}
+		x64 = toFloat64(x64, x)
+		hid = grow(hid, n*m.hidden)
+		m.forwardRows(x64, n, hid, out[lo:hi])
+		lo = hi
+	}
+}
+
+// chunkEnd is the end of the chunk of n rows that starts at row lo. Gonum's
+// Gemm sums each entry of a small product (fewer than four 64×64 blocks)
+// in one pass and of a larger one in 64-long pieces, so a row's score
+// depends on which kind of product it is part of: every chunk is of the
+// kind the whole batch would be, and the scores of a batch do not depend
+// on the chunking.
+func chunkEnd(lo, n, hidden int) int {
+	hi := min(n, lo+scoreChunkRows)
+	if hi < n && gemmBlocked(n, hidden) && !gemmBlocked(n-hi, hidden) {
+		hi = n // the rest is too small to be blocked: it joins this chunk
+	}
+	return hi
+}
+
+// gemmBlocked reports whether gonum computes a rows×cols product block by
+// block (its dgemmParallel with blockSize 64 and minParBlock 4).
+func gemmBlocked(rows, cols int) bool {
+	blocks := func(k int) int { return (k + 63) / 64 }
+	return blocks(rows)*blocks(cols) >= 4
 }
 
 func applyNoise(scores []float64, opts []ScoreOption) {
@@ -228,14 +285,6 @@ func applyNoise(scores []float64, opts []ScoreOption) {
 	}
 	for i := range scores {
 		scores[i] += o.sigma * o.rng.NormFloat64()
-	}
-}
-
-// featurize writes the features of t's steps, one row each, into x.
-func (m *Model) featurize(t *schemas.Trajectory, x []float32) {
-	for i := range t.Steps {
-		s := &t.Steps[i]
-		m.feat.Features(t.Instruction, s.Observation, s.Action, x[i*m.dim:(i+1)*m.dim])
 	}
 }
 

@@ -139,3 +139,31 @@ func TestScoreActionsMatchesTheTakenStepsScore(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreBatchChunksScoreAsOneProduct checks that scoring in chunks gives
+// bit for bit the scores of evaluating every row in one product, for
+// batches around the chunk size and the size at which gonum's Gemm
+// switches to blocks.
+func TestScoreBatchChunksScoreAsOneProduct(t *testing.T) {
+	for _, hidden := range []int{16, 100} {
+		m, err := New(DefaultFeaturizer(), ModelConfig{Hidden: hidden, Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rows := range []int{1, 63, 255, 256, 1024, 1025, 1024 + 255, 1024 + 256, 3*1024 + 100} {
+			trajs := householdLike(1, rows, uint64(rows))
+			got := m.ScoreBatch(trajs)[0]
+			x := make([]float32, rows*m.dim)
+			for i, s := range trajs[0].Steps {
+				m.feat.Features(trajs[0].Instruction, s.Observation, s.Action, x[i*m.dim:(i+1)*m.dim])
+			}
+			want := make([]float64, rows)
+			m.forwardRows(toFloat64(nil, x), rows, make([]float64, rows*hidden), want)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("hidden %d, %d rows: row %d scored %v, one product gives %v", hidden, rows, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -67,6 +67,16 @@ type TrainConfig struct {
 	Weighting Weighting
 	// Target of the fit. Default TargetSum.
 	Target Target
+	// FailuresPerSuccess bounds, under WeightBalanced, the failures an
+	// epoch trains on: every training success and a fresh random draw of
+	// at most FailuresPerSuccess failures per success (at least
+	// 2×BatchSize), weighted to keep the classes balanced. Successes are
+	// rare where a PRM is needed, so an epoch of every failure costs many
+	// times as much and teaches little more. The held-out loss that stops
+	// training is measured likewise on every held-out success and a fixed
+	// draw of failures; the report uses every held-out trajectory.
+	// Default 16; −1 trains on every failure every epoch.
+	FailuresPerSuccess int
 	// WeightDecay is a decoupled L2 shrinkage of the weights per step
 	// (AdamW). Default 0 (none).
 	WeightDecay float64
@@ -98,6 +108,9 @@ func (c TrainConfig) withDefaults() TrainConfig {
 	}
 	if c.HoldoutFraction == 0 {
 		c.HoldoutFraction = 0.2
+	}
+	if c.FailuresPerSuccess == 0 {
+		c.FailuresPerSuccess = 16
 	}
 	if c.Weighting == "" {
 		c.Weighting = WeightBalanced
@@ -132,6 +145,9 @@ func (c TrainConfig) Validate() error {
 	}
 	if !(c.HoldoutFraction > 0 && c.HoldoutFraction <= 0.5) {
 		bad("HoldoutFraction", "%v not in (0, 0.5]", c.HoldoutFraction)
+	}
+	if c.FailuresPerSuccess < -1 {
+		bad("FailuresPerSuccess", "%d is neither positive nor −1 (every failure)", c.FailuresPerSuccess)
 	}
 	if c.Weighting != WeightBalanced && c.Weighting != WeightNone {
 		bad("Weighting", "%q is neither %q nor %q", c.Weighting, WeightBalanced, WeightNone)

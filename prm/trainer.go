@@ -14,9 +14,15 @@ type trainer struct {
 	ds                *dataset
 	cfg               TrainConfig
 	trainIdx, heldIdx []int
-	weight            []float64 // per trajectory, train and held-out weighted per split
-	opt               *adam
-	grad              []float64
+	// stopIdx are the held-out trajectories whose loss stops training
+	// (see TrainConfig.FailuresPerSuccess); order is the epoch in hand.
+	stopIdx, order []int
+	// trainSucc and trainFail split trainIdx when epochs draw failures
+	// (both nil when every epoch trains on all of trainIdx).
+	trainSucc, trainFail []int
+	weight               []float64 // per trajectory, train and held-out weighted per split
+	opt                  *adam
+	grad                 []float64
 
 	// Minibatch scratch: each distinct row of a batch gets a slot.
 	slotOf    []int32 // row → slot, -1 when unused
@@ -38,24 +44,81 @@ func newTrainer(m *Model, ds *dataset, cfg TrainConfig, trainIdx, heldIdx []int)
 	for i := range t.slotOf {
 		t.slotOf[i] = -1
 	}
-	for _, idx := range [][]int{trainIdx, heldIdx} {
-		ws, wf := classWeights(ds.success, idx, cfg.Weighting)
-		for _, i := range idx {
-			t.weight[i] = wf
-			if ds.success[i] {
-				t.weight[i] = ws
-			}
-		}
+	t.order = append(t.order, trainIdx...)
+	if succ, fail := t.split(trainIdx); len(fail) > t.failureCap(len(succ)) {
+		t.trainSucc, t.trainFail = succ, fail
 	}
 	return t
+}
+
+// split returns idx's successes and failures when failures are drawn (the
+// balanced loss and a split with both classes), else nil.
+func (t *trainer) split(idx []int) (succ, fail []int) {
+	if t.cfg.Weighting != WeightBalanced || t.cfg.FailuresPerSuccess < 0 {
+		return nil, nil
+	}
+	for _, i := range idx {
+		if t.ds.success[i] {
+			succ = append(succ, i)
+		} else {
+			fail = append(fail, i)
+		}
+	}
+	if len(succ) == 0 {
+		return nil, nil
+	}
+	return succ, fail
+}
+
+// failureCap is how many failures an epoch with ns successes trains on.
+func (t *trainer) failureCap(ns int) int {
+	return max(t.cfg.FailuresPerSuccess*ns, 2*t.cfg.BatchSize)
+}
+
+// setWeights gives the members of idx their class weights within idx.
+func (t *trainer) setWeights(idx []int) {
+	ws, wf := classWeights(t.ds.success, idx, t.cfg.Weighting)
+	for _, i := range idx {
+		t.weight[i] = wf
+		if t.ds.success[i] {
+			t.weight[i] = ws
+		}
+	}
+}
+
+// stopSet draws the held-out trajectories of the stopping loss, once: every
+// success and at most failureCap failures.
+func (t *trainer) stopSet(rng *rand.Rand) []int {
+	succ, fail := t.split(t.heldIdx)
+	if n := t.failureCap(len(succ)); len(fail) > n {
+		rng.Shuffle(len(fail), func(a, b int) { fail[a], fail[b] = fail[b], fail[a] })
+		return append(succ, fail[:n]...)
+	}
+	return t.heldIdx
+}
+
+// nextEpoch shuffles the next epoch's trajectories into t.order: all of
+// trainIdx, or its successes and a fresh draw of failures.
+func (t *trainer) nextEpoch(rng *rand.Rand) {
+	order := t.order
+	if t.trainFail != nil {
+		fail := t.trainFail
+		rng.Shuffle(len(fail), func(a, b int) { fail[a], fail[b] = fail[b], fail[a] })
+		order = append(append(order[:0], t.trainSucc...), fail[:t.failureCap(len(t.trainSucc))]...)
+	}
+	rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+	t.order = order
+	t.setWeights(order)
 }
 
 // fit runs epochs of minibatch Adam until MaxEpochs or Patience epochs
 // without a held-out improvement, then restores the best weights.
 func (t *trainer) fit(ctx context.Context, rng *rand.Rand) error {
-	order := append([]int(nil), t.trainIdx...)
+	t.stopIdx = t.stopSet(rng)
+	t.setWeights(t.stopIdx)
 	for epoch := 1; epoch <= t.cfg.MaxEpochs; epoch++ {
-		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		t.nextEpoch(rng)
+		order := t.order
 		for lo := 0; lo < len(order); lo += t.cfg.BatchSize {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -63,7 +126,7 @@ func (t *trainer) fit(ctx context.Context, rng *rand.Rand) error {
 			t.step(order[lo:min(lo+t.cfg.BatchSize, len(order))])
 		}
 		t.epochs = epoch
-		loss := t.weightedLoss(t.heldIdx)
+		loss := t.weightedLoss(t.stopIdx)
 		if loss < t.bestLoss {
 			t.bestLoss, t.bestEpoch = loss, epoch
 			t.bestParam = append(t.bestParam[:0], t.m.params...)
