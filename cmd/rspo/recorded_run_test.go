@@ -33,7 +33,7 @@ func trainedRun(t *testing.T) (dir, run string) {
 			return
 		}
 		r.dir, r.name = d, "recorded"
-		_, r.stderr, r.err = runRspo(testContext(t), "run", "--data", d, "--run", r.name, "--env-opt", "preset=easy",
+		_, r.stderr, r.err = runRspo(testContext(t), "run", "--data", d, "--run", r.name, "--env-opt", "preset=easy", "--recipe", "paper", // a PRM warm-up on the run itself
 			"--updates", "1", "--tasks", "4", "--group", "2", "--k", "1", "--eval-episodes", "2", "--prm-warmup-tasks", "3")
 	})
 	if r.err != nil {

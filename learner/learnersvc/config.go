@@ -98,7 +98,9 @@ type Config struct {
 	// EvalEvery evaluates π_θ every this many updates (and at the end).
 	// Default 10; 0 keeps the default, a negative value only at the end.
 	EvalEvery int
-	// EvalEpisodes is the number of episodes per eval split. Default 64.
+	// EvalEpisodes is the number of episodes per eval split, drawn to match
+	// the split's task-type mix (the same sample at every evaluation of
+	// the run). Default 64.
 	EvalEpisodes int
 	// EvalSplits are the splits evaluated. Default: every split but train.
 	// "train" evaluates on EvalEpisodes held-out train tasks (a draw of

@@ -48,8 +48,11 @@ func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]f
 	if parallel <= 0 {
 		parallel = rollout.DefaultParallel()
 	}
+	if split != envs.SplitTrain { // a fixed split: a sample with its task mix, not its first tasks
+		tasks = evalSample(tasks, s.cfg.EvalEpisodes, rollout.EpisodeSeed(s.cfg.Seed, "eval-sample", split))
+	}
 	rep, err := rollout.Evaluate(ctx, s.env, tasks, policy.NewAgent(s.pol, s.cfg.EvalGreedy), rollout.EvalOptions{
-		Episodes: s.cfg.EvalEpisodes, Seed: rollout.EpisodeSeed(s.cfg.Seed, "eval", split), Parallel: parallel})
+		Episodes: len(tasks), Seed: rollout.EpisodeSeed(s.cfg.Seed, "eval", split), Parallel: parallel})
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: eval on %s: %w", split, err)
 	}
