@@ -3,13 +3,13 @@ package learner
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rspo-dev/rspo/policy/policytest"
 
 	"github.com/rspo-dev/rspo/envs"
 	_ "github.com/rspo-dev/rspo/envs/household"
@@ -19,36 +19,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// bitHash hashes float64 values by their exact bits.
-type bitHash struct{ h [32]byte }
-
-func (b *bitHash) floats(v ...float64) {
-	buf := append([]byte(nil), b.h[:]...)
-	for _, x := range v {
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
-	}
-	b.h = sha256.Sum256(buf)
-}
-
-func (b *bitHash) String() string { return fmt.Sprintf("%x", b.h[:12]) }
-
-func trajectoryHash(ts []*schemas.Trajectory) string {
-	var h bitHash
-	for _, t := range ts {
-		for _, st := range t.Steps {
-			h.floats(st.BehaviorLogProb, float64(st.ActionIndex), st.Reward)
-		}
-	}
-	return h.String()
-}
-
 func paramHash(p *policy.Policy) string {
 	v := make([]float64, p.NumParams())
 	for i := range v {
 		v[i] = p.Param(i)
 	}
-	var h bitHash
-	h.floats(v...)
+	var h policytest.BitHash
+	h.Floats(v...)
 	return h.String()
 }
 
@@ -112,9 +89,9 @@ func TestGoldenUpdates(t *testing.T) {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&buf, "%s/%d rollouts %s off %s stats %s params %s\n", c.name, u,
-				trajectoryHash(on), trajectoryHash(off), statsHash(st), paramHash(p))
+				policytest.TrajectoryHash(on), policytest.TrajectoryHash(off), statsHash(st), paramHash(p))
 		}
-		fmt.Fprintf(&buf, "%s/trained rollouts %s\n", c.name, trajectoryHash(collect(t, env, tasks, p, 2, 99, schemas.SourceOnPolicy)))
+		fmt.Fprintf(&buf, "%s/trained rollouts %s\n", c.name, policytest.TrajectoryHash(collect(t, env, tasks, p, 2, 99, schemas.SourceOnPolicy)))
 	}
 	path := filepath.Join("testdata", "updates.golden")
 	if *update {

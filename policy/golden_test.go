@@ -3,54 +3,28 @@ package policy
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rspo-dev/rspo/policy/policytest"
 
 	"github.com/rspo-dev/rspo/envs"
 	_ "github.com/rspo-dev/rspo/envs/household"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
-// bitHash hashes float64 values by their exact bits, so that any change
-// of rounding shows.
-type bitHash struct{ h [32]byte }
-
-func (b *bitHash) floats(v ...float64) {
-	buf := make([]byte, 0, 8*len(v)+32)
-	buf = append(buf, b.h[:]...)
-	for _, x := range v {
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
-	}
-	b.h = sha256.Sum256(buf)
-}
-
-func (b *bitHash) String() string { return fmt.Sprintf("%x", b.h[:12]) }
-
-func trajectoryHash(ts []*schemas.Trajectory) string {
-	var h bitHash
-	for _, t := range ts {
-		for _, st := range t.Steps {
-			h.floats(st.BehaviorLogProb, float64(st.ActionIndex), st.Reward)
-		}
-	}
-	return h.String()
-}
-
 func paramHash(p *Policy) string {
-	var h bitHash
-	h.floats(p.params...)
+	var h policytest.BitHash
+	h.Floats(p.params...)
 	return h.String()
 }
 
 func gradHash(g *Grads) string {
-	var h bitHash
-	h.floats(g.data...)
+	var h policytest.BitHash
+	h.Floats(g.data...)
 	return h.String()
 }
 
@@ -142,14 +116,14 @@ func TestGoldenRollouts(t *testing.T) {
 		p := newTestPolicy(t, Config{})
 		line := func(name, hash string) { fmt.Fprintf(&buf, "%s %s %s\n", preset, name, hash) }
 		sampled := goldenRollouts(t, env, tasks, p, 2, RolloutOptions{Seed: 1})
-		line("untrained/sampled", trajectoryHash(sampled))
-		line("untrained/tilted", trajectoryHash(goldenRollouts(t, env, tasks, p, 2,
+		line("untrained/sampled", policytest.TrajectoryHash(sampled))
+		line("untrained/tilted", policytest.TrajectoryHash(goldenRollouts(t, env, tasks, p, 2,
 			RolloutOptions{Seed: 2, Tilt: goldenScorer{}, TiltStrength: 1.5})))
 		line("train/first-grad", goldenTrain(t, p, sampled, 4))
 		line("train/params", paramHash(p))
-		line("trained/sampled", trajectoryHash(goldenRollouts(t, env, tasks, p, 2, RolloutOptions{Seed: 3})))
-		line("trained/greedy", trajectoryHash(goldenRollouts(t, env, tasks, p, 1, RolloutOptions{Seed: 4, Greedy: true})))
-		line("trained/hot", trajectoryHash(goldenRollouts(t, env, tasks, p, 2, RolloutOptions{Seed: 5, Temperature: 2.5})))
+		line("trained/sampled", policytest.TrajectoryHash(goldenRollouts(t, env, tasks, p, 2, RolloutOptions{Seed: 3})))
+		line("trained/greedy", policytest.TrajectoryHash(goldenRollouts(t, env, tasks, p, 1, RolloutOptions{Seed: 4, Greedy: true})))
+		line("trained/hot", policytest.TrajectoryHash(goldenRollouts(t, env, tasks, p, 2, RolloutOptions{Seed: 5, Temperature: 2.5})))
 		line("trained/value", valueHash(t, p, sampled))
 	}
 	path := filepath.Join("testdata", "rollouts.golden")
@@ -175,7 +149,7 @@ func valueHash(t *testing.T, p *Policy, ts []*schemas.Trajectory) string {
 	for i := q.lay.sparse; i < q.lay.total; i++ {
 		q.params[i] += round32(rng.NormFloat64() * 0.2)
 	}
-	var h bitHash
+	var h policytest.BitHash
 	var ps Pass
 	g := q.NewGrads()
 	for _, pol := range []*Policy{p, q} {
@@ -190,9 +164,9 @@ func valueHash(t *testing.T, p *Policy, ts []*schemas.Trajectory) string {
 			}
 			for _, f := range feats {
 				pol.Forward(f, &ps)
-				h.floats(ps.LogProbs...)
-				h.floats(ps.Probs...)
-				h.floats(ps.Value)
+				h.Floats(ps.LogProbs...)
+				h.Floats(ps.Probs...)
+				h.Floats(ps.Value)
 				d := make([]float64, len(ps.LogProbs))
 				AddLogProbGrad(d, ps.LogProbs, len(d)/2, 0.5)
 				AddKLGrad(d, ps.LogProbs, ps.Probs, 0.1) // any fixed q will do
