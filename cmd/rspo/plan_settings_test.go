@@ -115,6 +115,8 @@ func TestServeStagesRefuseFlagsTheyDoNotUse(t *testing.T) {
 		{"explorer mode", []string{"serve", "explorer", "--run", "r", "--explorer", "frozen"}, []string{"--explorer", "plan"}},
 		{"explorer noise", []string{"serve", "explorer", "--run", "r", "--prm-noise", "0.1"}, []string{"--prm-noise"}},
 		{"learner actors", []string{"serve", "learner", "--run", "r", "--actors", "2"}, []string{"--actors", "its own"}},
+		{"actor ack wait 0", []string{"serve", "actor", "--run", "r", "--ack-wait", "0s"}, []string{"--ack-wait 0s"}},
+		{"explorer ack wait 0", []string{"serve", "explorer", "--run", "r", "--ack-wait", "0s"}, []string{"--ack-wait 0s"}},
 		{"learner actors in config", []string{"serve", "learner", "--run", "r", "--config", cfgFile}, []string{`"actors"`, "serve actor"}},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -66,6 +67,9 @@ func newServeActorCmd() *cobra.Command {
 			"Actors of a run share one work queue: add actors to add throughput.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Actor.AckWait <= 0 {
+				return fmt.Errorf("--ack-wait %v: give a positive duration", cfg.Actor.AckWait)
+			}
 			return serveStage(cmd, nf, pipeline.StageActor, cfg)
 		},
 	}
@@ -73,6 +77,7 @@ func newServeActorCmd() *cobra.Command {
 	fs.StringVar(&cfg.Learner.Run, "run", "", "run name (required)")
 	fs.StringVar(&cfg.Actor.Name, "name", "", "actor name in trajectories (default actor-<host>-<pid>)")
 	fs.IntVar(&cfg.Actor.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
+	fs.DurationVar(&cfg.Actor.AckWait, "ack-wait", 30*time.Second, "a killed actor's request goes to another actor after this long (heartbeats every third of it)")
 	fs.Int64Var(&cfg.Actor.StepBudget, "step-budget", rolloutsvc.DefaultStepBudget,
 		"most environment steps one request may ask for (tasks × group × step limit); larger requests are dead-lettered")
 	nf.register(fs)
@@ -99,6 +104,9 @@ func newServeExplorerCmd() *cobra.Command {
 			"announce cycle.explored. Every explorer setting is the learner's: this stage needs only --run.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Explorer.AckWait <= 0 {
+				return fmt.Errorf("--ack-wait %v: give a positive duration", cfg.Explorer.AckWait)
+			}
 			return serveStage(cmd, nf, pipeline.StageExplorer, cfg)
 		},
 	}
@@ -106,6 +114,7 @@ func newServeExplorerCmd() *cobra.Command {
 	fs.StringVar(&cfg.Learner.Run, "run", "", "run name (required)")
 	fs.StringVar(&cfg.Explorer.Name, "name", "", "explorer name in trajectories (default explorer-<host>-<pid>)")
 	fs.IntVar(&cfg.Explorer.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
+	fs.DurationVar(&cfg.Explorer.AckWait, "ack-wait", 30*time.Second, "a killed explorer's cycle goes to another explorer after this long (heartbeats every third of it)")
 	refuseFlags(fs, "explorer settings are the learner's (rspo serve learner --explorer, --explore-tilt, "+
 		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
 	nf.register(fs)
