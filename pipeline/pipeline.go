@@ -26,6 +26,7 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/metrics"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/report"
@@ -93,6 +94,9 @@ type Config struct {
 	// Phase, if set, is called when the learner starts a phase of its
 	// work (learnersvc.Service.OnPhase).
 	Phase func(learnersvc.Progress)
+	// Metrics, if set, collects what the stages do (package metrics); the
+	// caller serves it (metrics.Listen).
+	Metrics *metrics.Metrics
 	// Logger receives every stage's log. Default slog.Default().
 	Logger *slog.Logger
 	// Options, when set, are the options the configuration was made from
