@@ -30,6 +30,8 @@ type Client struct {
 	sub streams.RunSubjects
 	// timeout bounds one attempt; retryFor all attempts of a call.
 	timeout, retryFor time.Duration
+	// observe, if set, is told how long every Sample call took.
+	observe func(time.Duration, error)
 }
 
 // NewClient returns a client for run's buffer. It returns an error wrapping
@@ -46,6 +48,14 @@ func NewClient(nc *nats.Conn, run string) (*Client, error) {
 func (c *Client) WithTimeouts(timeout, retryFor time.Duration) *Client {
 	d := *c
 	d.timeout, d.retryFor = timeout, retryFor
+	return &d
+}
+
+// WithObserver returns a copy of c that calls observe after every Sample
+// call with its duration (retries included) and its error.
+func (c *Client) WithObserver(observe func(d time.Duration, err error)) *Client {
+	d := *c
+	d.observe = observe
 	return &d
 }
 
@@ -97,13 +107,16 @@ func transient(err error) bool {
 // attempt timing out after DefaultTimeout, a reply cut short — are retried
 // with backoff for DefaultRetryFor (see WithTimeouts) before the last of
 // them is returned.
-func (c *Client) Sample(ctx context.Context, req SampleRequest) ([]*schemas.Trajectory, error) {
-	if err := req.Validate(); err != nil {
+func (c *Client) Sample(ctx context.Context, req SampleRequest) (_ []*schemas.Trajectory, err error) {
+	if err = req.Validate(); err != nil {
 		return nil, err
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if c.observe != nil {
+		defer func(start time.Time) { c.observe(time.Since(start), err) }(time.Now())
 	}
 	var ts []*schemas.Trajectory
 	err = c.retry(ctx, func(ctx context.Context) error {

@@ -48,6 +48,9 @@ type Config struct {
 	KeepCycles int
 	// Logger reports rejected records. Default slog.Default().
 	Logger *slog.Logger
+	// Counters, if set, counts the messages its consumers settle
+	// (streams.ConsumerConfig.Counters).
+	Counters streams.Counters
 }
 
 // Validate reports every problem with the configuration, joined.
@@ -130,13 +133,14 @@ func (s *Service) Run(ctx context.Context) error {
 			return streams.ConsumeBatch(ctx, s.js, streams.ConsumerConfig{
 				Stream: streams.StreamSwapped, Durable: s.cfg.Durable, Component: Component,
 				FilterSubject: sub.Swapped, Batch: s.cfg.Batch, MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait,
-				Logger: s.cfg.Logger, OnDeadLetter: s.countDeadLetter,
+				Logger: s.cfg.Logger, Counters: s.cfg.Counters, OnDeadLetter: s.countDeadLetter,
 			}, streams.TypedBatch(streams.Trajectories, s.cfg.Run, s.ingest))
 		},
 		func(ctx context.Context) error {
 			return streams.Consume(ctx, s.js, streams.ConsumerConfig{
 				Stream: streams.StreamCtrl, Durable: s.cfg.Durable + "-clear", Component: Component,
 				FilterSubject: sub.Ctrl(cycleEnded), AckWait: s.cfg.AckWait, Logger: s.cfg.Logger,
+				Counters: s.cfg.Counters,
 			}, streams.Typed(streams.Events, s.cfg.Run, s.clear))
 		},
 	}

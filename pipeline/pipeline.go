@@ -26,6 +26,7 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/metrics"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/report"
@@ -93,6 +94,9 @@ type Config struct {
 	// Phase, if set, is called when the learner starts a phase of its
 	// work (learnersvc.Service.OnPhase).
 	Phase func(learnersvc.Progress)
+	// Metrics, if set, collects what the stages do (package metrics); the
+	// caller serves it (metrics.Listen).
+	Metrics *metrics.Metrics
 	// Logger receives every stage's log. Default slog.Default().
 	Logger *slog.Logger
 	// Options, when set, are the options the configuration was made from
@@ -139,9 +143,11 @@ type Summary struct {
 	EnvStepsExplorer int64 `json:"env_steps_explorer"`
 	// EnvStepsSource counts the environment steps of the PRM's source runs
 	// (0 without): the compute-fair view adds them to EnvSteps.
-	EnvStepsSource int64   `json:"env_steps_source"`
-	WallSeconds    float64 `json:"wall_seconds"`
-	// PeakRSSBytes is the process's peak resident memory.
+	EnvStepsSource int64 `json:"env_steps_source"`
+	// WallSeconds adds up the wall time of every Run of the run (its
+	// first start, every resume, every rerun that re-reported it).
+	WallSeconds float64 `json:"wall_seconds"`
+	// PeakRSSBytes is the highest peak resident memory of those processes.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// ReportDir is where the report files were written.
 	ReportDir string `json:"report_dir"`
@@ -189,6 +195,12 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	defer shutdown()
+	recorded := false
+	defer func() { // an interrupted or failed run's time counts too
+		if !recorded {
+			cfg.recordCost(ctx, js, start)
+		}
+	}()
 	bus := Bus{Conn: nc, JS: js}
 	if err := prepare(ctx, bus, cfg, true); err != nil {
 		return Summary{}, err
@@ -207,7 +219,20 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	return writeReport(context.WithoutCancel(ctx), js, cfg, cp, time.Since(start))
+	recorded = true
+	cost, err := addCost(context.WithoutCancel(ctx), js, cfg.run(), time.Since(start), peakRSS())
+	if err != nil {
+		return Summary{}, err
+	}
+	return writeReport(context.WithoutCancel(ctx), js, cfg, cp, cost)
+}
+
+// recordCost adds this Run's time since start and peak memory to the
+// run's recorded cost, logging a failure: the run's own error matters more.
+func (c Config) recordCost(ctx context.Context, js jetstream.JetStream, start time.Time) {
+	if _, err := addCost(context.WithoutCancel(ctx), js, c.run(), time.Since(start), peakRSS()); err != nil {
+		c.Logger.Warn("pipeline: run cost not recorded", "run", c.run(), "err", err)
+	}
 }
 
 // Serve runs the one stage called name against the server at
@@ -326,12 +351,13 @@ func drain(nc *nats.Conn) {
 	nc.Close()
 }
 
-// writeReport replays the run's metrics and writes the report directory.
-func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp learnersvc.Checkpoint, wall time.Duration) (Summary, error) {
+// writeReport replays the run's metrics and writes the report directory;
+// the summary's wall time and peak memory are the run's cost so far.
+func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp learnersvc.Checkpoint, cost runCost) (Summary, error) {
 	lc := cfg.Learner.WithDefaults()
 	sum := Summary{Run: lc.Run, Env: lc.Env, Algo: string(lc.Trainer.Algo), RSPO: lc.RSPO, Dense: lc.DenseOnly,
 		Updates: cp.Update, Seed: lc.Seed, EnvStepsActor: cp.EnvStepsActor, EnvStepsExplorer: cp.EnvStepsExplorer,
-		EnvSteps: cp.EnvStepsActor + cp.EnvStepsExplorer, WallSeconds: wall.Seconds(), PeakRSSBytes: peakRSS(),
+		EnvSteps: cp.EnvStepsActor + cp.EnvStepsExplorer, WallSeconds: cost.WallSeconds, PeakRSSBytes: cost.PeakRSSBytes,
 		ReportDir: filepath.Join(cfg.DataDir, lc.Run, "report")}
 	if lc.RSPO {
 		sum.Explore = string(lc.Explorer)

@@ -12,8 +12,10 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/metrics"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/swapper/swappersvc"
 )
 
@@ -129,16 +131,25 @@ func orName(name, def string) string {
 	return def
 }
 
+// counters are the message counters of the stage called name: nil
+// without Metrics.
+func (c Config) counters(name string) streams.Counters {
+	if c.Metrics == nil {
+		return nil
+	}
+	return c.Metrics.Stage(name)
+}
+
 func actorStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Actor
-	cfg.Run, cfg.Logger = c.run(), c.Logger
+	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageActor)
 	a, err := rolloutsvc.NewActor(b.JS, cfg)
 	return serviceStage(StageActor, a, err)
 }
 
 func explorerStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Explorer
-	cfg.Run, cfg.Logger = c.run(), c.Logger
+	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageExplorer)
 	x, err := rolloutsvc.NewExplorer(b.JS, cfg)
 	return serviceStage(StageExplorer, x, err)
 }
@@ -153,7 +164,7 @@ func serviceStage(name string, svc interface{ Run(context.Context) error }, err 
 
 func swapperStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Swapper
-	cfg.Run, cfg.Logger = c.run(), c.Logger
+	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageSwapper)
 	sw, err := swappersvc.New(b.JS, cfg)
 	if err != nil {
 		return Stage{}, err
@@ -170,7 +181,7 @@ func swapperStage(c Config, b Bus) (Stage, error) {
 // closes it when the stage ends.
 func bufferStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Buffer.Service
-	cfg.Run, cfg.Logger = c.run(), c.Logger
+	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageBuffer)
 	if err := errors.Join(cfg.Validate(), c.Buffer.Store.Validate()); err != nil {
 		return Stage{}, err
 	}
@@ -201,10 +212,26 @@ func bufferStage(c Config, b Bus) (Stage, error) {
 func learnerStage(c Config, b Bus) (Stage, error) {
 	svc, err := learnersvc.New(b.Conn, b.JS, c.Learner)
 	if err == nil {
-		svc.OnProgress(c.Progress)
-		svc.OnPhase(c.Phase)
+		svc.OnProgress(withMetrics(c.Progress, c.Metrics))
+		svc.OnPhase(withMetrics(c.Phase, c.Metrics))
+		if c.Metrics != nil {
+			svc.OnBufferSample(c.Metrics.ObserveSample)
+		}
 	}
 	return serviceStage(StageLearner, svc, err)
+}
+
+// withMetrics is f that also records the progress in m; f without m.
+func withMetrics(f func(learnersvc.Progress), m *metrics.Metrics) func(learnersvc.Progress) {
+	if m == nil {
+		return f
+	}
+	return func(p learnersvc.Progress) {
+		m.Learner(p)
+		if f != nil {
+			f(p)
+		}
+	}
 }
 
 // prmStage serves the PRM's scores on rspo.<run>.prm.score: PRM.Model, or
@@ -212,6 +239,9 @@ func learnerStage(c Config, b Bus) (Stage, error) {
 func prmStage(c Config, b Bus) (Stage, error) {
 	cfg := c.PRM.Service
 	cfg.Run, cfg.Logger, cfg.Model = c.run(), c.Logger, c.PRM.Model
+	if c.Metrics != nil {
+		cfg.OnScore = c.Metrics.ObserveScore
+	}
 	if (cfg.Model == nil) == (c.PRM.Object <= 0) {
 		return Stage{}, errors.New("pipeline: the PRM stage serves either a model or an object-store version: give exactly one")
 	}

@@ -59,7 +59,30 @@ type ConsumerConfig struct {
 	// dead-letters — undecodable, of another run, rejected by the handler
 	// or out of deliveries — e.g. to count them.
 	OnDeadLetter func(msg jetstream.Msg, reason string)
+	// Counters, if set, is told the fate of every message the consumer
+	// settles (e.g. to export it as metrics).
+	Counters Counters
 }
+
+// Counters counts what a consumer does with its messages. Its methods are
+// called from the consumer's goroutine, so an implementation shared by
+// several consumers must be safe for concurrent use.
+type Counters interface {
+	// Handled counts a message the handler processed and that was acked.
+	Handled()
+	// Retried counts a message given back for redelivery after the
+	// handler failed.
+	Retried()
+	// DeadLettered counts a message sent to the dead-letter queue.
+	DeadLettered()
+}
+
+// noCounters counts nothing: the default Counters.
+type noCounters struct{}
+
+func (noCounters) Handled()      {}
+func (noCounters) Retried()      {}
+func (noCounters) DeadLettered() {}
 
 // Validate reports every problem with the configuration, joined.
 func (c ConsumerConfig) Validate() error {
@@ -101,6 +124,9 @@ func (c ConsumerConfig) withDefaults() ConsumerConfig {
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, 30*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Counters == nil {
+		c.Counters = noCounters{}
 	}
 	return c
 }
@@ -224,6 +250,7 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 	switch {
 	case err == nil:
 		w.settle(log, "ack", msg.DoubleAck(ctx))
+		w.cfg.Counters.Handled()
 	case errors.As(err, &rej):
 		w.deadLetter(ctx, log, msg, rej.Reason)
 	case ctx.Err() != nil:
@@ -231,9 +258,16 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 	case delivered >= uint64(w.cfg.MaxDeliver):
 		w.deadLetter(ctx, log, msg, fmt.Sprintf("failed %d deliveries, last error: %v", delivered, err))
 	default:
-		log.Debug("streams: handler failed, will retry", "delivered", delivered, "err", err)
-		w.settle(log, "nak", msg.NakWithDelay(time.Duration(delivered)*w.cfg.RetryDelay))
+		w.retry(log, msg, delivered, err)
 	}
+}
+
+// retry gives msg back for redelivery after a delay growing with its
+// delivery count, counting the retry.
+func (w *worker) retry(log *slog.Logger, msg jetstream.Msg, delivered uint64, err error) {
+	log.Debug("streams: handler failed, will retry", "delivered", delivered, "err", err)
+	w.settle(log, "nak", msg.NakWithDelay(time.Duration(delivered)*w.cfg.RetryDelay))
+	w.cfg.Counters.Retried()
 }
 
 // call runs the handler, turning a panic into an error so that a bad
@@ -254,6 +288,7 @@ func (w *worker) deadLetter(ctx context.Context, log *slog.Logger, msg jetstream
 		return
 	}
 	log.Warn("streams: dead-lettered", "reason", reason)
+	w.cfg.Counters.DeadLettered()
 	if w.cfg.OnDeadLetter != nil {
 		w.cfg.OnDeadLetter(msg, reason)
 	}

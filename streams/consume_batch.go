@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -132,6 +131,7 @@ func (w *batchWorker) settleResult(ctx context.Context, msg jetstream.Msg, deliv
 	switch {
 	case err == nil:
 		w.settle(log, "ack", msg.Ack())
+		w.cfg.Counters.Handled()
 	case ctx.Err() != nil:
 		w.settle(log, "nak", msg.Nak())
 	case errors.As(err, &rej):
@@ -139,8 +139,7 @@ func (w *batchWorker) settleResult(ctx context.Context, msg jetstream.Msg, deliv
 	case delivered >= uint64(w.cfg.MaxDeliver):
 		w.deadLetter(ctx, log, msg, fmt.Sprintf("failed %d deliveries, last error: %v", delivered, err))
 	default:
-		log.Debug("streams: handler failed, will retry", "delivered", delivered, "err", err)
-		w.settle(log, "nak", msg.NakWithDelay(time.Duration(delivered)*w.cfg.RetryDelay))
+		w.retry(log, msg, delivered, err)
 	}
 }
 

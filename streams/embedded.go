@@ -49,6 +49,11 @@ type EmbeddedConfig struct {
 	ReadyTimeout time.Duration
 	// Log sends the server's log to stderr. Default false (silent).
 	Log bool
+	// MonitorPort, when set, serves the server's HTTP monitoring (/varz,
+	// /jsz, /connz, …) on MonitorHost:MonitorPort; -1 picks a free port.
+	// Default 0: off. MonitorHost defaults to "127.0.0.1" (loopback only).
+	MonitorPort int
+	MonitorHost string
 	// Cluster, when set, makes the server a node of a JetStream cluster
 	// (ServerName is then required and must be unique in the cluster).
 	Cluster ClusterConfig
@@ -70,6 +75,12 @@ func (c EmbeddedConfig) Validate() error {
 	}
 	if c.Port < -1 || c.Port > 65535 {
 		bad("port %d not in -1..65535", c.Port)
+	}
+	if c.MonitorPort < -1 || c.MonitorPort > 65535 {
+		bad("monitor port %d not in -1..65535", c.MonitorPort)
+	}
+	if c.MonitorHost != "" && c.MonitorPort == 0 {
+		bad("monitor host %q needs a monitor port", c.MonitorHost)
 	}
 	if c.Password != "" && c.User == "" {
 		bad("a password needs a user")
@@ -111,6 +122,9 @@ func (c EmbeddedConfig) serverOptions() (*server.Options, error) {
 	}
 	if c.Port != 0 {
 		o.Port = c.Port
+	}
+	if c.MonitorPort != 0 {
+		o.HTTPHost, o.HTTPPort = orDefault(c.MonitorHost, "127.0.0.1"), c.MonitorPort
 	}
 	if c.MaxPayload != 0 || o.MaxPayload == 0 {
 		o.MaxPayload = c.MaxPayload
@@ -199,6 +213,16 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 // ClientURL returns the URL clients connect to, e.g. nats://127.0.0.1:4222
 // (tls://... when TLS is on).
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// MonitorURL is the address of the server's HTTP monitoring, e.g.
+// http://127.0.0.1:8222, or "" when EmbeddedConfig.MonitorPort is 0.
+func (e *Embedded) MonitorURL() string {
+	a := e.srv.MonitorAddr()
+	if a == nil {
+		return ""
+	}
+	return "http://" + a.String()
+}
 
 // Connect opens an in-process connection (no socket, no TLS) with the
 // server's own credentials, for a program that embeds the server and its

@@ -80,6 +80,7 @@ func newRunCmd() *cobra.Command {
 	fs.BoolVar(&syncAlways, "sync-always", false, "embedded server: fsync every write before acknowledging it")
 	nf.register(fs)
 	nf.registerReplicas(fs)
+	registerMetricsFlag(fs)
 	return cmd
 }
 
@@ -152,6 +153,11 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	stop, err := startMetrics(cmd, &cfg)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	fmt.Fprintf(stderr, "rspo: run %s — %s, %s, %s; %d updates of %d tasks × %d rollouts\n",
 		cfg.Learner.Run, o.Env, o.Algo, modeText(o), o.Updates, o.Tasks, o.GroupSize)
 	if cfg.NATSURL == "" {

@@ -42,6 +42,7 @@ func newServeBufferCmd() *cobra.Command {
 	}
 	f.nats.register(cmd.Flags())
 	f.nats.registerReplicas(cmd.Flags())
+	registerMetricsFlag(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&f.run, "run", "", "run name (required)")
 	fs.StringVar(&f.data, "data", "", "directory of the Pebble store (required)")

@@ -16,7 +16,8 @@ func init() { addServeCommand(newServeNATSCmd) }
 // serveNATSFlags are the flags of `rspo serve nats`.
 type serveNATSFlags struct {
 	data, host, user, password, tlsCert, tlsKey string
-	port                                        int
+	port, monitorPort                           int
+	monitorHost                                 string
 	syncAlways, log                             bool
 	maxAge                                      time.Duration
 	maxBytes                                    int64
@@ -44,6 +45,8 @@ func newServeNATSCmd() *cobra.Command {
 	fs.StringVar(&f.password, "password", "", "require this password from clients")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM server certificate: serve TLS only (with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM server key (with --tls-cert)")
+	fs.IntVar(&f.monitorPort, "monitor-port", 0, "serve the server's HTTP monitoring (/varz, /jsz, …) on this port (default 0: off; -1 picks a free one)")
+	fs.StringVar(&f.monitorHost, "monitor-host", "", "monitoring listen address (default 127.0.0.1; needs --monitor-port)")
 	fs.BoolVar(&f.syncAlways, "sync-always", false, "fsync every write before acknowledging it")
 	fs.BoolVar(&f.log, "log", false, "print the server's log to stderr")
 	fs.DurationVar(&f.maxAge, "max-age", 0, "drop stream messages older than this (0 keeps them)")
@@ -69,6 +72,7 @@ func serveNATS(ctx context.Context, f serveNATSFlags, stderr io.Writer) error {
 		TLSCert: f.tlsCert, TLSKey: f.tlsKey, SyncAlways: f.syncAlways, Log: f.log,
 		ConfigFile: f.auth.config, TLSCA: f.auth.tlsCA,
 		ServerName: f.cluster.serverName, Cluster: cluster,
+		MonitorPort: f.monitorPort, MonitorHost: f.monitorHost,
 	})
 	if err != nil {
 		return err
@@ -82,6 +86,9 @@ func serveNATS(ctx context.Context, f serveNATSFlags, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "rspo: NATS with JetStream listening on %s, data in %s; streams ready. Ctrl-C stops.\n",
 		e.ClientURL(), f.data)
+	if u := e.MonitorURL(); u != "" {
+		fmt.Fprintf(stderr, "rspo: NATS monitoring on %s (/varz, /jsz, /connz)\n", u)
+	}
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "rspo: NATS server stopped")
 	return nil

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -110,5 +112,50 @@ func TestServeNATSFlagErrors(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+var monitorRE = regexp.MustCompile(`NATS monitoring on (http://\S+) `)
+
+// --monitor-port serves the server's own monitoring: /varz names the
+// server and reports JetStream on.
+func TestServeNATSMonitorPort(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	errc := make(chan error, 1)
+	go func() {
+		errc <- serveNATS(ctx, serveNATSFlags{data: t.TempDir(), host: "127.0.0.1", port: -1, monitorPort: -1}, &stderr)
+	}()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}()
+	var url string
+	for deadline := time.Now().Add(20 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := monitorRE.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+		}
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("monitoring URL %q, want one on loopback; stderr:\n%s", url, stderr.String())
+	}
+	resp, err := http.Get(url + "/varz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var varz struct {
+		ServerName string `json:"server_name"`
+		JetStream  struct {
+			Config *struct{ StoreDir string } `json:"config"`
+		} `json:"jetstream"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&varz); err != nil {
+		t.Fatal(err)
+	}
+	if varz.ServerName != "rspo" || varz.JetStream.Config == nil {
+		t.Errorf("/varz: server %q, JetStream config %v; want rspo with JetStream on", varz.ServerName, varz.JetStream.Config)
 	}
 }

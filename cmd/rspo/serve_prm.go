@@ -55,6 +55,7 @@ func newServePRMCmd() *cobra.Command {
 	}
 	nf.register(cmd.Flags())
 	nf.registerReplicas(cmd.Flags())
+	registerMetricsFlag(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&f.run, "run", "", "run to serve (required)")
 	fs.StringVar(&f.model, "model", "", "PRM snapshot file to serve")

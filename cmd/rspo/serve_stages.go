@@ -29,6 +29,11 @@ func serveStage(cmd *cobra.Command, nf natsFlags, name string, cfg pipeline.Conf
 		return err
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	stop, err := startMetrics(cmd, &cfg)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	return pipeline.Serve(cmd.Context(), cfg, name)
 }
 
@@ -82,6 +87,7 @@ func newServeActorCmd() *cobra.Command {
 		"most environment steps one request may ask for (tasks × group × step limit); larger requests are dead-lettered")
 	nf.register(fs)
 	nf.registerReplicas(fs)
+	registerMetricsFlag(fs)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
@@ -119,6 +125,7 @@ func newServeExplorerCmd() *cobra.Command {
 		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
 	nf.register(fs)
 	nf.registerReplicas(fs)
+	registerMetricsFlag(fs)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
@@ -186,6 +193,7 @@ func newServeLearnerCmd() *cobra.Command {
 	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
 	nf.register(fs)
 	nf.registerReplicas(fs)
+	registerMetricsFlag(fs)
 	return cmd
 }
 

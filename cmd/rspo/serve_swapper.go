@@ -44,6 +44,7 @@ func newServeSwapperCmd() *cobra.Command {
 	}
 	f.nats.register(cmd.Flags())
 	f.nats.registerReplicas(cmd.Flags())
+	registerMetricsFlag(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&f.run, "run", "", "run name (required)")
 	fs.StringVar(&f.durable, "durable", "", "consumer name shared by cooperating swappers (default swapper-<run>)")

@@ -58,6 +58,8 @@ type Progress struct {
 	// EnvSteps are the run's environment steps so far, actors' and
 	// explorers'.
 	EnvSteps int64
+	// Version is the latest policy version published.
+	Version int64
 }
 
 // Phase is a part of the learner's work, as reported to OnPhase.
@@ -104,6 +106,15 @@ func (s *Service) OnProgress(f func(Progress)) { s.progress = f }
 // OnPhase registers a callback run when a phase starts (from Run's goroutine).
 func (s *Service) OnPhase(f func(Progress)) { s.phase = f }
 
+// OnBufferSample registers a callback run after every buffer sample call
+// with its duration and error (buffersvc.Client.WithObserver). Without
+// RSPO the learner samples no buffer and f is never called.
+func (s *Service) OnBufferSample(f func(time.Duration, error)) {
+	if s.buffer != nil && f != nil {
+		s.buffer = s.buffer.WithObserver(f)
+	}
+}
+
 // startPhase tells the OnPhase callback, if any, that p starts.
 func (s *Service) startPhase(p Phase, cycle int64) {
 	if s.phase == nil {
@@ -113,7 +124,7 @@ func (s *Service) startPhase(p Phase, cycle int64) {
 		cycle = -1
 	}
 	s.phase(Progress{Update: s.cp.Update, Updates: int64(s.cfg.Updates), Cycle: cycle, SuccessRate: -1, EvalSuccess: -1,
-		Phase: p, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer})
+		Phase: p, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer, Version: s.cp.Version})
 }
 
 // Run trains until the configured number of updates is done or ctx ends.

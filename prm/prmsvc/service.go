@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -44,6 +45,9 @@ type Config struct {
 	QueueGroup string
 	// Logger receives reload events and failures. Default slog.Default().
 	Logger *slog.Logger
+	// OnScore, if set, is called after every scored request with how long
+	// scoring took and how many trajectories it scored.
+	OnScore func(d time.Duration, trajectories int)
 }
 
 // Validate reports every problem with the configuration.
@@ -181,7 +185,11 @@ func (s *Service) handle(req micro.Request) {
 		_ = req.Error(CodeBadRequest, err.Error(), nil)
 		return
 	}
+	start := time.Now()
 	reply := s.score(trajs)
+	if s.cfg.OnScore != nil {
+		s.cfg.OnScore(time.Since(start), len(trajs))
+	}
 	if err := req.RespondJSON(reply); err != nil {
 		s.log.Warn("prm reply failed", "err", err)
 	}

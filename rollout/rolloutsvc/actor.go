@@ -38,6 +38,9 @@ type ActorConfig struct {
 	StepBudget int64
 	// Logger receives progress and errors. Default slog.Default().
 	Logger *slog.Logger
+	// Counters, if set, counts the messages its consumers settle
+	// (streams.ConsumerConfig.Counters).
+	Counters streams.Counters
 }
 
 // DefaultStepBudget is the default ActorConfig.StepBudget: about 64 Ki
@@ -97,6 +100,7 @@ func (a *Actor) Run(ctx context.Context) error {
 		Batch:         1,
 		AckWait:       a.cfg.AckWait,
 		Logger:        a.cfg.Logger,
+		Counters:      a.cfg.Counters,
 	}, streams.Typed(streams.RolloutRequests, a.cfg.Run, a.handle))
 }
 

@@ -38,6 +38,9 @@ type ExplorerConfig struct {
 	// most AckWait. Default 30s.
 	AckWait time.Duration
 	Logger  *slog.Logger
+	// Counters, if set, counts the cycles its consumer settles
+	// (streams.ConsumerConfig.Counters).
+	Counters streams.Counters
 }
 
 func (c ExplorerConfig) withDefaults() ExplorerConfig {
@@ -100,6 +103,7 @@ func (x *Explorer) Run(ctx context.Context) error {
 		Batch:         1,
 		AckWait:       x.cfg.AckWait,
 		Logger:        x.cfg.Logger,
+		Counters:      x.cfg.Counters,
 	}, streams.Typed(streams.Events, x.cfg.Run, x.handle))
 }
 

@@ -68,6 +68,9 @@ type Config struct {
 	PublishTimeout time.Duration
 	// Logger reports rejected trajectories. Default slog.Default().
 	Logger *slog.Logger
+	// Counters, if set, counts the messages its consumers settle
+	// (streams.ConsumerConfig.Counters).
+	Counters streams.Counters
 }
 
 // Validate reports every problem with the configuration, joined.
@@ -146,7 +149,7 @@ func (s *Service) Run(ctx context.Context) error {
 	cc := streams.ConsumerConfig{
 		Stream: streams.StreamTraj, Durable: s.cfg.Durable, Component: Component,
 		FilterSubject: streams.Subjects(s.cfg.Run).TrajExplore, Batch: s.cfg.Batch,
-		MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait, Logger: s.cfg.Logger,
+		MaxWait: s.cfg.MaxWait, AckWait: s.cfg.AckWait, Logger: s.cfg.Logger, Counters: s.cfg.Counters,
 		OnDeadLetter: func(jetstream.Msg, string) { s.rejected.Add(1) },
 	}
 	errs := make([]error, s.cfg.Workers)

@@ -1,0 +1,106 @@
+package metrics_test
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/metrics"
+)
+
+// scrape fetches url and returns every sample of the families named, by
+// family name and then by the value of its label key ("" for none).
+func scrape(t *testing.T, url, key string) map[string]map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]float64{}
+	for name, f := range fams {
+		out[name] = map[string]float64{}
+		for _, m := range f.GetMetric() {
+			label := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == key {
+					label = l.GetValue()
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				out[name][label] = m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				out[name][label] = m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				out[name][label] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
+}
+
+func TestServedMetrics(t *testing.T) {
+	m := metrics.New("r1")
+	srv, err := metrics.Listen("127.0.0.1:0", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	actor, swapper := m.Stage("actor"), m.Stage("swapper")
+	actor.Handled()
+	actor.Handled()
+	actor.Retried()
+	swapper.DeadLettered()
+	m.ObserveSample(3*time.Millisecond, nil)
+	m.ObserveSample(time.Second, errors.New("no buffer"))
+	m.ObserveScore(time.Millisecond, 5)
+	m.Learner(learnersvc.Progress{Update: 7, Updates: 30, Version: 7, SuccessRate: 0.5, EvalSuccess: 0.25, EnvSteps: 900})
+	m.Learner(learnersvc.Progress{Update: 8, Updates: 30, Version: 8, SuccessRate: -1, EvalSuccess: -1, EnvSteps: 950})
+	got := scrape(t, srv.URL(), "stage")
+	for _, tc := range []struct {
+		name, stage string
+		want        float64
+	}{
+		{"rspo_stage_messages_handled_total", "actor", 2},
+		{"rspo_stage_messages_retried_total", "actor", 1},
+		{"rspo_stage_messages_dead_lettered_total", "actor", 0},
+		{"rspo_stage_messages_dead_lettered_total", "swapper", 1},
+		{"rspo_buffer_sample_seconds", "", 2},
+		{"rspo_buffer_sample_errors_total", "", 1},
+		{"rspo_prm_score_seconds", "", 1},
+		{"rspo_prm_scored_trajectories_total", "", 5},
+		{"rspo_learner_update", "", 8},
+		{"rspo_learner_updates_planned", "", 30},
+		{"rspo_learner_policy_version", "", 8},
+		{"rspo_learner_train_success_rate", "", 0.5}, // -1 means none: the last rate stays
+		{"rspo_learner_eval_success_rate", "", 0.25},
+		{"rspo_learner_env_steps", "", 950},
+	} {
+		v, ok := got[tc.name][tc.stage]
+		if !ok || v != tc.want {
+			t.Errorf("%s{stage=%q}: got %v (present %v), want %v", tc.name, tc.stage, v, ok, tc.want)
+		}
+	}
+	if _, ok := got["process_resident_memory_bytes"]; !ok {
+		t.Error("process metrics missing")
+	}
+}
+
+func TestListenBadAddress(t *testing.T) {
+	for _, addr := range []string{"", "127.0.0.1", "127.0.0.1:http-ish", "127.0.0.1:99999"} {
+		if srv, err := metrics.Listen(addr, metrics.New("r1")); err == nil {
+			srv.Close()
+			t.Errorf("Listen(%q) succeeded, want an error", addr)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// runCost is what a run has cost over every process that trained or
+// reported it: Run adds its own when it ends, in the state bucket under
+// <run>.pipeline.cost, so the summary of a resumed run covers all of it.
+type runCost struct {
+	// WallSeconds adds up the wall time of every Run of the run.
+	WallSeconds float64 `json:"wall_seconds"`
+	// PeakRSSBytes is the highest peak resident memory of those processes.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+}
+
+func costKey(run string) string { return streams.StateKey(run, "pipeline", "cost") }
+
+// addCost adds wall and a process's peak memory to run's recorded cost and
+// returns the new total.
+func addCost(ctx context.Context, js jetstream.JetStream, run string, wall time.Duration, peak int64) (runCost, error) {
+	kv, err := streams.State(ctx, js)
+	if err != nil {
+		return runCost{}, err
+	}
+	var c runCost
+	entry, err := kv.Get(ctx, costKey(run))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+	case err != nil:
+		return runCost{}, fmt.Errorf("pipeline: read cost of run %s: %w", run, err)
+	default:
+		if err := json.Unmarshal(entry.Value(), &c); err != nil {
+			return runCost{}, fmt.Errorf("pipeline: cost of run %s is corrupt: %w", run, err)
+		}
+	}
+	c.WallSeconds += wall.Seconds()
+	c.PeakRSSBytes = max(c.PeakRSSBytes, peak)
+	b, _ := json.Marshal(c) // two numbers
+	if entry == nil {
+		_, err = kv.Create(ctx, costKey(run), b)
+	} else {
+		_, err = kv.Update(ctx, costKey(run), b, entry.Revision())
+	}
+	if err != nil {
+		return runCost{}, fmt.Errorf("pipeline: record cost of run %s: %w", run, err)
+	}
+	return c, nil
+}
