@@ -163,6 +163,9 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	if cfg.NATSURL == "" {
 		fmt.Fprintln(stderr, embeddedLine(cfg))
 	}
+	if note := presetNote(o); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	pr := newProgress(stderr)
 	cfg.Progress, cfg.Phase = pr.update, pr.phase
 	cfg.OnSource = func(run string, i, n int) {
@@ -205,8 +208,12 @@ func printSummary(w io.Writer, s pipeline.Summary) error {
 		fmt.Fprintf(w, "  the PRM's source runs took %d environment steps more: %d in all\n", s.EnvStepsSource, s.EnvSteps+s.EnvStepsSource)
 	}
 	keys := make([]string, 0, len(s.Final))
-	for k := range s.Final {
-		if strings.HasSuffix(k, "_success_rate") || strings.HasSuffix(k, "_score") {
+	for k, v := range s.Final {
+		score, ok := strings.CutSuffix(k, "_score")
+		if ok && s.Final[score+"_success_rate"] == v {
+			continue // an outcome of 0 or 1 (the household): the score is the success rate again
+		}
+		if ok || strings.HasSuffix(k, "_success_rate") {
 			keys = append(keys, k)
 		}
 	}
@@ -238,4 +245,14 @@ func applyRecipe(fs *pflag.FlagSet, keys []string, o *runOptions) error {
 	}
 	*o = r
 	return nil
+}
+
+// presetNote warns where train and eval success measure different task
+// mixes: the household's easy preset trains only pick_and_place, while its
+// eval splits hold every task type.
+func presetNote(o runOptions) string {
+	if o.Env != "household" || o.EnvOptions["preset"] != "easy" {
+		return ""
+	}
+	return "rspo: note: the easy preset trains only pick_and_place tasks; the eval splits hold all six task types, so eval success stays well below train success"
 }
