@@ -32,7 +32,7 @@ func Report(ctx context.Context, js jetstream.JetStream, run, dataDir string) (S
 	if err != nil {
 		return Summary{}, err
 	}
-	o.Run, o.Data, o.PRMFile = run, dataDir, ""
+	o.Run, o.Data, o.PRMFile, o.Updates = run, dataDir, "", int(max(1, cp.Update))
 	cfg, err := o.Config()
 	if err != nil {
 		return Summary{}, fmt.Errorf("pipeline: the recorded settings of run %s: %w", run, err)

@@ -20,18 +20,22 @@ import (
 var ErrSettingsChanged = errors.New("pipeline: run exists with other settings")
 
 // Settings are the options that define what a run trains, as JSON keys
-// and values: every option but the run's name, where it stores data, and
-// how its work is spread (actors, verification, snapshots kept, evaluation
-// cadence).
+// and values: every option but the run's name, where it stores data, how
+// its work is spread (actors, verification, snapshots kept, evaluation
+// cadence) and how long it trains (updates: raising them on a finished
+// run continues it).
 func (o Options) Settings() map[string]json.RawMessage {
 	raw, _ := json.Marshal(o.Resolved()) // Options holds only JSON-safe fields
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &m)
-	for _, k := range []string{"run", "data", "actors", "verify", "keep-versions", "eval-every"} {
+	for _, k := range notSettings {
 		delete(m, k)
 	}
 	return m
 }
+
+// notSettings are the option keys that do not define a run (see Settings).
+var notSettings = []string{"run", "data", "actors", "verify", "keep-versions", "eval-every", "updates"}
 
 func settingsKey(run string) string { return streams.StateKey(run, "pipeline", "settings") }
 
@@ -61,6 +65,9 @@ func CheckSettings(ctx context.Context, js jetstream.JetStream, run string, sett
 		return fmt.Errorf("pipeline: settings of run %s are corrupt: %w", run, err)
 	}
 	was = upgradeSettings(was)
+	for _, k := range notSettings { // recorded when they still counted (updates did)
+		delete(was, k)
+	}
 	if diff := settingsDiff(was, settings); len(diff) > 0 {
 		return fmt.Errorf("%w: run %s was started with %s; give this one its own --run name (or --data directory)",
 			ErrSettingsChanged, run, strings.Join(diff, ", "))

@@ -128,12 +128,13 @@ func (s *Service) startPhase(p Phase, cycle int64) {
 }
 
 // Run trains until the configured number of updates is done or ctx ends.
-// A run with a checkpoint resumes from it; a finished run returns at once.
+// A run with a checkpoint resumes from it; a finished run returns at once,
+// unless more updates are asked of it than it made: then it continues.
 func (s *Service) Run(ctx context.Context) error {
 	if err := s.start(ctx); err != nil {
 		return err
 	}
-	if s.cp.Finished { // whatever Updates says now: a finished run is not restarted
+	if s.cp.Finished { // it made all the updates asked for
 		return nil
 	}
 	if s.cp.Update > 0 {
@@ -233,8 +234,15 @@ func (s *Service) start(ctx context.Context) error {
 func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
 	s.cp, s.nextSeq = cp, cp.TrajSeq
 	if cp.Finished {
-		s.cfg.Logger.Info("run already finished", "run", s.cfg.Run, "updates", cp.Update)
-		return nil
+		if int64(s.cfg.Updates) <= cp.Update {
+			s.cfg.Logger.Info("run already finished", "run", s.cfg.Run, "updates", cp.Update)
+			return nil
+		}
+		// More updates asked of a finished run: it continues from its last
+		// version (extend by a multiple of K to keep whole cycles), and is
+		// evaluated and announced finished again at the end.
+		s.cfg.Logger.Info("continuing a finished run", "run", s.cfg.Run, "from", cp.Update, "to", s.cfg.Updates)
+		s.cp.Finished = false
 	}
 	var err error
 	if s.pol, err = s.loadPolicy(ctx, cp.Version); err != nil {
