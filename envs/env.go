@@ -94,6 +94,14 @@ type Env interface {
 	TaskTypes() []string
 }
 
+// BinaryOutcome is implemented by environments whose outcome reward is 1
+// for a success and 0 otherwise, so a score adds nothing to the success
+// rate (the household); graded environments (the shop) do not implement it.
+type BinaryOutcome interface {
+	// BinaryOutcome reports whether Outcome is always Success as 0 or 1.
+	BinaryOutcome() bool
+}
+
 // StepLimiter is implemented by environments whose episodes end after a
 // known number of steps: services bound the work a request may ask for by it.
 type StepLimiter interface {

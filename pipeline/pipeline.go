@@ -151,6 +151,10 @@ type Summary struct {
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// ReportDir is where the report files were written.
 	ReportDir string `json:"report_dir"`
+	// Config is the run's effective configuration, every default filled in
+	// (as config.yaml beside it has it), when the run was started from
+	// options.
+	Config *Options `json:"config,omitempty"`
 }
 
 func (c Config) withDefaults() Config {
@@ -361,6 +365,10 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 		ReportDir: filepath.Join(cfg.DataDir, lc.Run, "report")}
 	if lc.RSPO {
 		sum.Explore = string(lc.Explorer)
+	}
+	if cfg.Options != nil {
+		eff := cfg.Options.Effective()
+		sum.Config = &eff
 	}
 	var err error
 	if sum.EnvStepsSource, err = sourceSteps(ctx, js, cfg.Sources); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rspo-dev/rspo/streams/streamstest"
@@ -30,6 +31,16 @@ func TestReportRebuildsARecordedRun(t *testing.T) {
 	want, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want.Config == nil || want.Config.Recipe != RecipePaper || want.Config.Updates != 2 {
+		t.Errorf("summary config %+v, want the run's effective options", want.Config)
+	}
+	raw, err := os.ReadFile(filepath.Join(want.ReportDir, "summary.json"))
+	if err != nil || !strings.Contains(string(raw), `"config"`) || !strings.Contains(string(raw), `"recipe": "paper"`) {
+		t.Errorf("summary.json carries no configuration (%v):\n%s", err, raw)
+	}
+	if _, ok := want.Final["eval_score"]; ok {
+		t.Errorf("the household's final figures repeat the success rate as a score: %v", want.Final)
 	}
 	out := t.TempDir()
 	got, err := Report(context.Background(), js, "reported", out)

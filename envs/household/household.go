@@ -49,6 +49,9 @@ func Factory(opts map[string]string) (envs.Env, error) {
 // Config returns the environment's configuration.
 func (env *Env) Config() Config { return env.cfg }
 
+// BinaryOutcome implements envs.BinaryOutcome: the outcome is success.
+func (env *Env) BinaryOutcome() bool { return true }
+
 // MaxSteps implements envs.StepLimiter: an episode ends at the step limit.
 func (env *Env) MaxSteps() int { return env.cfg.MaxSteps }
 

@@ -14,9 +14,13 @@ import (
 // training steps and are not counted in the environment-step budget),
 // publishes one "eval" metrics event per split and returns the headline
 // figures, prefixed by split ("eval_in_distribution_success_rate") and, for
-// the first split, also as "eval_success_rate" and "eval_score".
+// the first split, also as "eval_success_rate" and "eval_score". An
+// environment whose outcome is its success (envs.BinaryOutcome) gets no
+// "_score" figures: they would only repeat the success rates.
 func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 	out := map[string]float64{}
+	b, ok := s.env.(envs.BinaryOutcome)
+	graded := !ok || !b.BinaryOutcome()
 	for i, split := range s.cfg.EvalSplits {
 		vals, err := s.evaluateSplit(ctx, split)
 		if err != nil {
@@ -25,9 +29,14 @@ func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 		s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "eval", Cycle: s.cycleOf(max(0, s.cp.Update-1)),
 			Values: vals, Labels: map[string]string{"split": split}})
 		out[split+"_success_rate"] = vals["success_rate"]
-		out[split+"_score"] = vals["score"]
 		if i == 0 {
-			out["eval_success_rate"], out["eval_score"] = vals["success_rate"], vals["score"]
+			out["eval_success_rate"] = vals["success_rate"]
+		}
+		if graded {
+			out[split+"_score"] = vals["score"]
+			if i == 0 {
+				out["eval_score"] = vals["score"]
+			}
 		}
 	}
 	s.cfg.Logger.Info("evaluated", "update", s.cp.Update, "figures", out)
