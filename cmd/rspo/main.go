@@ -26,12 +26,17 @@ var commandBuilders []func() *cobra.Command
 func addCommand(build func() *cobra.Command) { commandBuilders = append(commandBuilders, build) }
 
 func newRootCmd() *cobra.Command {
+	var memLimit string
 	root := &cobra.Command{
 		Use:           "rspo",
 		Short:         "Train multi-turn agents with Reward-Swap Policy Optimization over NATS JetStream",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return applyMemoryLimit(memLimit)
+		},
 	}
+	memoryLimitFlag(root.PersistentFlags(), &memLimit)
 	for _, build := range commandBuilders {
 		root.AddCommand(build())
 	}
