@@ -73,7 +73,7 @@ func newRunCmd() *cobra.Command {
 	registerRunFlags(fs, &o)
 	fs.StringVar(&configFile, "config", "", configUsage)
 	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit")
-	countVar(fs, &o.Actors, "actors", "actor services to start in this process")
+	countVar(fs, &o.Actors, "actors", "actor services to start in this process (each already plays GOMAXPROCS episodes at once: on one machine more actors do not add speed — 1 and 2 took the same 49 s on 2 cores; add actor processes on other machines with rspo serve actor)")
 	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
