@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -41,7 +42,7 @@ func newExperimentCmd() *cobra.Command {
 	fs.StringVar(&o.suite, "suite", "all", "suite name (the \"name\" in its file) or all")
 	fs.StringVar(&o.suitesDir, "suites", filepath.Join("experiments", "suites"), "directory of the suite JSON files")
 	fs.BoolVar(&o.quick, "quick", false, "use each suite's quick override (minutes instead of hours)")
-	fs.StringVar(&o.out, "out", "docs", "write experiments.md and experiments/ (plots, run summaries) here")
+	fs.StringVar(&o.out, "out", "", "write experiments.md and experiments/ (plots, run summaries) here (default DATA/page; --out docs regenerates the project's page)")
 	fs.StringVar(&o.data, "data", "runs/experiments", "data directory of the runs (stores, buffers, reports)")
 	fs.BoolVar(&o.noRun, "no-run", false, "train nothing; aggregate the runs that finished")
 	fs.BoolVar(&o.keep, "keep-stores", false, "keep every finished run's JetStream store and buffer (hundreds of MB each); by default only runs a PRM source reads are kept")
@@ -73,7 +74,14 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 		}
 		results = append(results, res)
 	}
-	page, err := experiments.WritePage(o.out, results, experiments.PageOptions{Quick: o.quick, SuitesDir: o.suitesDir})
+	out := o.out
+	if out == "" { // never the project's docs/ unless asked: a rerun must not overwrite the committed page
+		out = filepath.Join(o.data, "page")
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+	}
+	page, err := experiments.WritePage(out, results, experiments.PageOptions{Quick: o.quick, SuitesDir: o.suitesDir})
 	if err != nil {
 		return err
 	}

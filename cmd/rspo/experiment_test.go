@@ -49,3 +49,19 @@ func TestExperimentNoRunWritesPage(t *testing.T) {
 		}
 	}
 }
+
+// Without --out the page goes under the data directory: a rerun in the
+// project's checkout must not overwrite docs/experiments.md unless asked.
+func TestExperimentWritesItsPageUnderTheDataByDefault(t *testing.T) {
+	data := t.TempDir()
+	suites := filepath.Join("..", "..", "experiments", "suites")
+	if _, _, err := runRspo(testContext(t), "experiment", "--suites", suites, "--no-run", "--data", data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "page", "experiments.md")); err != nil {
+		t.Errorf("the page is not under the data directory: %v", err)
+	}
+	if _, err := os.Stat("docs"); err == nil {
+		t.Error("the experiment wrote a docs/ directory where it ran")
+	}
+}
