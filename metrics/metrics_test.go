@@ -2,52 +2,14 @@ package metrics_test
 
 import (
 	"errors"
-	"net/http"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
+	"github.com/rspo-dev/rspo/metrics/metricstest"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/metrics"
 )
-
-// scrape fetches url and returns every sample of the families named, by
-// family name and then by the value of its label key ("" for none).
-func scrape(t *testing.T, url, key string) map[string]map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]float64{}
-	for name, f := range fams {
-		out[name] = map[string]float64{}
-		for _, m := range f.GetMetric() {
-			label := ""
-			for _, l := range m.GetLabel() {
-				if l.GetName() == key {
-					label = l.GetValue()
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				out[name][label] = m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				out[name][label] = m.GetGauge().GetValue()
-			case m.Histogram != nil:
-				out[name][label] = float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return out
-}
 
 func TestServedMetrics(t *testing.T) {
 	m := metrics.New("r1")
@@ -66,7 +28,7 @@ func TestServedMetrics(t *testing.T) {
 	m.ObserveScore(time.Millisecond, 5)
 	m.Learner(learnersvc.Progress{Update: 7, Updates: 30, Version: 7, SuccessRate: 0.5, EvalSuccess: 0.25, EnvSteps: 900})
 	m.Learner(learnersvc.Progress{Update: 8, Updates: 30, Version: 8, SuccessRate: -1, EvalSuccess: -1, EnvSteps: 950})
-	got := scrape(t, srv.URL(), "stage")
+	got := metricstest.Scrape(t, srv.URL(), "stage")
 	for _, tc := range []struct {
 		name, stage string
 		want        float64

@@ -2,50 +2,12 @@ package pipeline
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
-	"github.com/prometheus/common/expfmt"
+	"github.com/rspo-dev/rspo/metrics/metricstest"
 
 	"github.com/rspo-dev/rspo/metrics"
 )
-
-// scrapeStage fetches url and returns every counter, gauge and histogram
-// (its sample count) by family name, then by the stage label ("" for none).
-func scrapeStage(t *testing.T, url string) map[string]map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]float64{}
-	for name, f := range fams {
-		out[name] = map[string]float64{}
-		for _, m := range f.GetMetric() {
-			stage := ""
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "stage" {
-					stage = l.GetValue()
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				out[name][stage] = m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				out[name][stage] = m.GetGauge().GetValue()
-			case m.Histogram != nil:
-				out[name][stage] = float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return out
-}
 
 func TestRunServesMetrics(t *testing.T) {
 	if testing.Short() {
@@ -62,7 +24,7 @@ func TestRunServesMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := scrapeStage(t, srv.URL())
+	got := metricstest.Scrape(t, srv.URL(), "stage")
 	for _, tc := range []struct {
 		name, stage string
 		want        float64 // exact, or at least 1 when 0
