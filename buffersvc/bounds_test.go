@@ -60,9 +60,20 @@ func TestClientRidesOutABufferRestart(t *testing.T) {
 	b := newBus(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	svc, err := buffersvc.NewService(b.nc, b.js, b.store, buffersvc.Config{Run: "r", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
 	go func() {
 		time.Sleep(500 * time.Millisecond) // the buffer comes back while the call waits
-		b.startBuffer(t, buffersvc.Config{})
+		done <- svc.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("buffer: %v", err)
+		}
 	}()
 	st, err := b.client.Stats(ctx)
 	if err != nil {
