@@ -17,10 +17,11 @@ type Episode struct {
 	Opts policy.RolloutOptions
 }
 
-// All plays every episode with p on env, parallel at once, and
-// returns the trajectories in the order of eps. Each episode is fully
-// determined by its options, so the result does not depend on scheduling.
-func All(ctx context.Context, env envs.Env, p *policy.Policy, eps []Episode, parallel int) ([]*schemas.Trajectory, error) {
+// All plays every episode with pl on env, parallel at once, and
+// returns the trajectories in the order of eps. With the built-in policy
+// each episode is fully determined by its options, so the result does not
+// depend on scheduling.
+func All(ctx context.Context, env envs.Env, pl Player, eps []Episode, parallel int) ([]*schemas.Trajectory, error) {
 	out := make([]*schemas.Trajectory, len(eps))
 	errs := make([]error, len(eps))
 	jobs := make(chan int)
@@ -30,7 +31,7 @@ func All(ctx context.Context, env envs.Env, p *policy.Policy, eps []Episode, par
 		go func() {
 			defer wg.Done()
 			for k := range jobs {
-				out[k], errs[k] = policy.Rollout(ctx, env, eps[k].Task, p, eps[k].Opts)
+				out[k], errs[k] = pl.Play(ctx, env, eps[k])
 			}
 		}()
 	}

@@ -53,6 +53,11 @@ type Event struct {
 	PRMVersion int64 `json:"prm_version,omitempty"`
 	// Object is the object-store key of the published snapshot.
 	Object string `json:"object,omitempty"`
+	// Model is the name under which inference servers serve the published
+	// version (policy.published): a weights path or LoRA adapter name that
+	// actors put in their requests' model field. Empty means the actors'
+	// configured model name.
+	Model string `json:"model,omitempty"`
 	// Trajectories counts the trajectories the event covers (cycle.explored:
 	// how many the explorer published for the cycle).
 	Trajectories int64 `json:"trajectories,omitempty"`
@@ -99,8 +104,14 @@ func (e Event) Validate() error {
 	if e.Trajectories < 0 || e.Update < 0 {
 		return &ValidationError{Field: "trajectories/update", Reason: "negative"}
 	}
+	if len(e.Model) > MaxModelName {
+		return &ValidationError{Field: "model", Reason: fmt.Sprintf("%d bytes, at most %d", len(e.Model), MaxModelName)}
+	}
 	return checkFiniteValues("metrics", e.Metrics)
 }
+
+// MaxModelName bounds Event.Model.
+const MaxModelName = 512
 
 // RolloutRequest asks an actor to run N episodes of each task with a given
 // policy version. It travels as JSON on rspo.<run>.work.rollout.

@@ -41,6 +41,10 @@ type ActorConfig struct {
 	// Counters, if set, counts the messages its consumers settle
 	// (streams.ConsumerConfig.Counters).
 	Counters streams.Counters
+	// Backend plays the requested policy version. Default: the built-in
+	// policy, loaded from the run's snapshots (a PolicyCache of
+	// PolicyCache versions).
+	Backend Backend
 }
 
 // DefaultStepBudget is the default ActorConfig.StepBudget: about 64 Ki
@@ -75,10 +79,10 @@ func ActorDurable(run string) string { return "actors-" + run }
 // stored, so a crashed actor's request is redone by another; the redone
 // trajectories carry the same ids and seeds and are deduplicated.
 type Actor struct {
-	cfg      ActorConfig
-	js       jetstream.JetStream
-	policies *PolicyCache
-	envs     rollout.EnvCache
+	cfg     ActorConfig
+	js      jetstream.JetStream
+	backend Backend
+	envs    rollout.EnvCache
 }
 
 // NewActor returns an actor for cfg.
@@ -87,7 +91,11 @@ func NewActor(js jetstream.JetStream, cfg ActorConfig) (*Actor, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Actor{cfg: cfg, js: js, policies: NewPolicyCache(js, cfg.Run, cfg.PolicyCache)}, nil
+	backend := cfg.Backend
+	if backend == nil {
+		backend = NewPolicyCache(js, cfg.Run, cfg.PolicyCache)
+	}
+	return &Actor{cfg: cfg, js: js, backend: backend}, nil
 }
 
 // Run serves requests until ctx ends, then finishes the request in hand.
@@ -126,11 +134,11 @@ func (a *Actor) Serve(ctx context.Context, req schemas.RolloutRequest) ([]*schem
 		return nil, streams.Rejectf("request %s asks for up to %d environment steps (%d tasks × %d rollouts × %d steps), over the actor's budget of %d",
 			req.ID, steps, len(req.Tasks), req.GroupSize, steps/int64(len(req.Tasks)*req.GroupSize), a.cfg.StepBudget)
 	}
-	p, err := a.policies.Get(ctx, req.PolicyVersion)
+	pl, err := a.backend.Player(ctx, req.PolicyVersion)
 	if err != nil {
-		return nil, err // the snapshot may not be visible yet: retry
+		return nil, err // the version may not be visible yet: retry
 	}
-	trajs, err := rollout.All(ctx, env, p, rollout.RequestEpisodes(req, a.cfg.Name), a.cfg.Parallel)
+	trajs, err := rollout.All(ctx, env, pl, rollout.RequestEpisodes(req, a.cfg.Name), a.cfg.Parallel)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err

@@ -278,7 +278,7 @@ func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, 
 			}})
 		}
 	}
-	trajs, err := rollout.All(ctx, c.env, pB, eps, c.x.cfg.Parallel)
+	trajs, err := rollout.All(ctx, c.env, rollout.PolicyPlayer{Policy: pB}, eps, c.x.cfg.Parallel)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err

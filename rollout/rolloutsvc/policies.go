@@ -8,8 +8,20 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/streams"
 )
+
+// A Backend hands out the player of a policy version: the built-in policy
+// from the run's snapshots (PolicyCache), or a policy behind an
+// inference server (llm.Backend). A Backend must be safe for concurrent use.
+type Backend interface {
+	// Player returns the player of version v. An error is retried: the
+	// version may not be visible yet.
+	Player(ctx context.Context, v int64) (rollout.Player, error)
+}
+
+var _ Backend = (*PolicyCache)(nil)
 
 // PolicyCache loads policy snapshots of one run from the object store and
 // keeps the most recent few in memory: every rollout request names a
@@ -62,6 +74,15 @@ func (c *PolicyCache) Get(ctx context.Context, v int64) (*policy.Policy, error) 
 		}
 	}
 	return c.policies[v], nil
+}
+
+// Player returns the built-in policy of version v as a player.
+func (c *PolicyCache) Player(ctx context.Context, v int64) (rollout.Player, error) {
+	p, err := c.Get(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	return rollout.PolicyPlayer{Policy: p}, nil
 }
 
 func (c *PolicyCache) touch(v int64) {
