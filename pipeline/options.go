@@ -59,10 +59,13 @@ type Options struct {
 	PRMRefreshWindow int      `json:"prm-refresh-window"`
 	PRMWarmupTasks   int      `json:"prm-warmup-tasks"`
 	PRMTarget        string   `json:"prm-target"`
-	PRMNoise         float64  `json:"prm-noise"`
-	GateAUC          float64  `json:"gate-auc"`
-	ExploreTilt      float64  `json:"explore-tilt"`
-	Verify           bool     `json:"verify"`
+	// PRMFeatures is the featurizer of the PRMs a run trains (from source
+	// runs, warm-up, refresh): PRMFeaturesHash or PRMFeaturesContext.
+	PRMFeatures string  `json:"prm-features"`
+	PRMNoise    float64 `json:"prm-noise"`
+	GateAUC     float64 `json:"gate-auc"`
+	ExploreTilt float64 `json:"explore-tilt"`
+	Verify      bool    `json:"verify"`
 
 	EvalEvery    int      `json:"eval-every"`
 	EvalEpisodes int      `json:"eval-episodes"`
@@ -72,6 +75,28 @@ type Options struct {
 	KeepVersions int      `json:"keep-versions"`
 
 	Data string `json:"data"`
+}
+
+// The values of prm-features.
+const (
+	// PRMFeaturesHash is the hashed projection of the step's words and
+	// their crossings (prm.HashProjection).
+	PRMFeaturesHash = "hash"
+	// PRMFeaturesContext adds what the observation says about each
+	// action's object (prm.HashProjectionConfig.ActionContext): the shop's
+	// click[<id>] is otherwise an opaque id.
+	PRMFeaturesContext = "context"
+)
+
+// prmFeaturizer is the featurizer prm-features names.
+func (o Options) prmFeaturizer() (prm.Featurizer, error) {
+	switch o.PRMFeatures {
+	case PRMFeaturesHash:
+		return prm.DefaultFeaturizer(), nil
+	case PRMFeaturesContext:
+		return prm.NewHashProjection(prm.HashProjectionConfig{ActionContext: true})
+	}
+	return nil, fmt.Errorf("pipeline: prm-features %q: want %s or %s", o.PRMFeatures, PRMFeaturesHash, PRMFeaturesContext)
 }
 
 // DefaultPRMRefreshWindow is the default of prm-refresh-window.
@@ -84,7 +109,7 @@ func DefaultOptions() Options {
 		Tasks: 16, GroupSize: 8, Seed: 1, LR: 0.03, Epochs: 1, Beta: 0.01, EpsOn: 0.2, EpsOff: 0.1,
 		OffRatio: string(learner.OffRatioBehaviour), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1,
 		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
-		EvalEvery: 10, EvalEpisodes: 64, Actors: 1, Data: "runs", Recipe: RecipeTilted}
+		PRMFeatures: PRMFeaturesHash, EvalEvery: 10, EvalEpisodes: 64, Actors: 1, Data: "runs", Recipe: RecipeTilted}
 }
 
 // CountKeys are the keys whose value is a count: at least 1, never 0 for
@@ -132,6 +157,9 @@ func (o Options) Validate() error {
 		if !(v > 0) {
 			errs = append(errs, fmt.Errorf("pipeline: %s %v: give a positive number", key, v))
 		}
+	}
+	if _, err := o.prmFeaturizer(); err != nil {
+		errs = append(errs, err)
 	}
 	if !o.PRMRefresh && o.PRMRefreshWindow != DefaultPRMRefreshWindow {
 		errs = append(errs, errors.New("pipeline: prm-refresh-window is only used with prm-refresh"))
@@ -184,6 +212,10 @@ func (o Options) Config() (Config, error) {
 	if o.DenseOnly {
 		o.RSPO = false
 	}
+	feat, err := o.prmFeaturizer()
+	if err != nil {
+		return Config{}, err
+	}
 	if o.RSPO && o.Alpha == 0 {
 		return Config{}, fmt.Errorf("pipeline: alpha 0 gives RSPO no buffer data; use rspo=false for the base algorithm, or a small alpha such as 1/128")
 	}
@@ -194,7 +226,7 @@ func (o Options) Config() (Config, error) {
 		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
 		PRMRefreshExtraRuns: o.PRMRefreshExtra,
 		EvalEvery:           o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
-		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget)},
+		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget), Featurizer: feat},
 		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,
 		GateAUC: o.GateAUC, Verify: o.Verify,
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,

@@ -131,6 +131,7 @@ func (o Options) withZeroDefaults() Options {
 	zeroF(&o.Beta, d.Beta)
 	zeroS(&o.OffRatio, d.OffRatio)
 	zeroS(&o.PRMTarget, d.PRMTarget)
+	zeroS(&o.PRMFeatures, d.PRMFeatures)
 	zeroS(&o.Explorer, d.Explorer)
 	return o
 }

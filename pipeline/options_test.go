@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rspo-dev/rspo/prm"
 )
 
 func TestOptionsValidateRefusesZeroCounts(t *testing.T) {
@@ -86,5 +88,32 @@ func TestUpgradeSettingsMatchesCurrent(t *testing.T) {
 	}
 	if diff := settingsDiff(was, DefaultOptions().Settings()); len(diff) == 0 {
 		t.Error("the raw old settings compare equal: the test checks nothing")
+	}
+}
+
+func TestPRMFeaturesChoosesTheFeaturizer(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		context bool
+		err     bool
+	}{
+		{PRMFeaturesHash, false, false}, {PRMFeaturesContext, true, false}, {"", false, true}, {"bert", false, true},
+	} {
+		o := DefaultOptions()
+		o.PRMFeatures = tc.value
+		cfg, err := o.Config()
+		if tc.err {
+			if err == nil || !strings.Contains(err.Error(), "prm-features") {
+				t.Errorf("prm-features %q: got error %v, want one naming prm-features", tc.value, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("prm-features %q: %v", tc.value, err)
+		}
+		h, ok := cfg.Learner.PRMTrain.Featurizer.(*prm.HashProjection)
+		if !ok || h.Config().ActionContext != tc.context {
+			t.Errorf("prm-features %q: got featurizer %#v, want a hash projection with ActionContext %v", tc.value, cfg.Learner.PRMTrain.Featurizer, tc.context)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func Recipes() []string { return []string{RecipeTilted, RecipePaper} }
 
 // recipeValues are the option values each recipe sets, by key.
 var recipeValues = map[string]map[string]any{
-	RecipeTilted: {"explore-tilt": 10.0, "explore-collect": 2, "off-ratio": "old", "prm-target": "step"},
+	RecipeTilted: {"explore-tilt": 10.0, "explore-collect": 2, "off-ratio": "old", "prm-target": "step", "prm-features": PRMFeaturesContext},
 	RecipePaper:  {},
 }
 
@@ -146,7 +146,8 @@ func sourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config) (*prm.Mo
 	if len(trajs) == 0 {
 		return nil, fmt.Errorf("pipeline: PRM source runs %v hold no trajectories on this server (run them first, or name others with prm-source)", cfg.Sources)
 	}
-	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: prm.TargetStep, Seed: uint64(cfg.Learner.Seed)})
+	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: prm.TargetStep, Seed: uint64(cfg.Learner.Seed),
+		Featurizer: cfg.Learner.PRMTrain.Featurizer})
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: train the PRM on source runs %v: %w", cfg.Sources, err)
 	}

@@ -17,9 +17,9 @@ func TestWithRecipeKeepsWhatTheUserGave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ExploreTilt != 10 || got.OffRatio != "old" || got.PRMTarget != "step" || got.ExploreCollect != 5 {
-		t.Errorf("tilted recipe: got tilt %v, ratio %s, target %s, collect %d; want 10, old, step and the given 5",
-			got.ExploreTilt, got.OffRatio, got.PRMTarget, got.ExploreCollect)
+	if got.ExploreTilt != 10 || got.OffRatio != "old" || got.PRMTarget != "step" || got.ExploreCollect != 5 || got.PRMFeatures != PRMFeaturesContext {
+		t.Errorf("tilted recipe: got tilt %v, ratio %s, target %s, collect %d, features %s; want 10, old, step, the given 5 and context",
+			got.ExploreTilt, got.OffRatio, got.PRMTarget, got.ExploreCollect, got.PRMFeatures)
 	}
 	o.Recipe = RecipePaper
 	if got, _ := o.WithRecipe(func(string) bool { return false }); got.ExploreTilt != 0 || got.OffRatio != "behaviour" {

@@ -33,6 +33,13 @@ type HashProjectionConfig struct {
 	// Nonzeros is how many entries each hashed feature's random vector
 	// touches (a sparse random projection). Default 16.
 	Nonzeros int `json:"nonzeros"`
+	// ActionContext adds what the observation says about the action's
+	// object (see contextGroups): the words of the observation lines that
+	// name the action's argument, those of them the instruction names, and
+	// how the numbers there compare with the instruction's. An action
+	// such as the shop's click[b0smym5jgl] is otherwise an opaque id.
+	// Default false (snapshots written before it existed load unchanged).
+	ActionContext bool `json:"action_context,omitempty"`
 }
 
 func (c HashProjectionConfig) withDefaults() HashProjectionConfig {
@@ -126,6 +133,10 @@ const (
 	tagMatch
 	tagVerbObs
 	tagMatchCount
+	tagContext
+	tagContextMatch
+	tagNumbers
+	tagObsMatch
 	numTags
 )
 
@@ -133,6 +144,8 @@ const (
 type tokenScratch struct {
 	action, obs, instr []uint64
 	groups             [numTags][]uint64
+	line, lineWords    []uint64
+	ctxNums, instrNums []number
 }
 
 // Features implements Featurizer.
@@ -146,6 +159,9 @@ func (h *HashProjection) Features(instruction, observation, action string, dst [
 		s.groups[i] = s.groups[i][:0]
 	}
 	h.collect(s)
+	if h.cfg.ActionContext {
+		contextGroups(s, instruction, observation, action)
+	}
 	clear(dst[:h.cfg.Dim])
 	nonEmpty := 0
 	for _, g := range s.groups {

@@ -160,6 +160,7 @@ type prmTrainFlags struct {
 	weighting, target, warm              string
 	seed                                 uint64
 	version                              int64
+	actionContext                        bool
 }
 
 func (f *prmTrainFlags) register(fs *pflag.FlagSet) {
@@ -177,6 +178,7 @@ func (f *prmTrainFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.warm, "warm", "", "warm-start from this PRM snapshot (keeps its featurizer and shape)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the projection, the init, the split and the shuffling")
 	fs.Int64Var(&f.version, "version", 0, "version of the trained model (default: the warm start's + 1, or 1)")
+	fs.BoolVar(&f.actionContext, "action-context", false, "featurize what the observation says about each action's object (the line naming it, its words the instruction names, its numbers against the instruction's)")
 }
 
 // config builds the training configuration, loading the warm start.
@@ -194,7 +196,7 @@ func (f *prmTrainFlags) config() (prm.TrainConfig, error) {
 		cfg.WarmStart = m
 		return cfg, nil
 	}
-	feat, err := prm.NewHashProjection(prm.HashProjectionConfig{Dim: f.dim, Seed: f.seed})
+	feat, err := prm.NewHashProjection(prm.HashProjectionConfig{Dim: f.dim, Seed: f.seed, ActionContext: f.actionContext})
 	if err != nil {
 		return cfg, fmt.Errorf("--dim: %w", err)
 	}
