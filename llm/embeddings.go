@@ -6,7 +6,8 @@ import (
 )
 
 // EmbeddingsRequest is the body of POST /embeddings (OpenAI's embeddings
-// API; vLLM serves it for embedding models with --task embed).
+// API; vLLM serves it for embedding models run with --runner pooling,
+// --task embed before 0.10).
 type EmbeddingsRequest struct {
 	Model string   `json:"model"`
 	Input []string `json:"input"`
