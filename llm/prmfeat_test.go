@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rspo-dev/rspo/prm"
+	"github.com/rspo-dev/rspo/prm/featurizertest"
 )
 
 func TestEmbeddingsConfigValidate(t *testing.T) {
@@ -393,4 +394,10 @@ func TestFeatureCacheBoundedLRU(t *testing.T) {
 	if newFeatureCache(0) != nil {
 		t.Error("capacity 0 built a cache")
 	}
+}
+
+func TestEmbeddingsConformance(t *testing.T) {
+	srv := newEmbedServer(t, 64)
+	featurizertest.Run(t, newTestFeaturizer(t, srv, 64, nil))
+	featurizertest.Run(t, newTestFeaturizer(t, srv, 64, func(c *EmbeddingsFeaturizerConfig) { c.CacheSize = -1; c.MaxBatch = 3 }))
 }
