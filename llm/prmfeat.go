@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,16 +20,30 @@ import (
 // uses it rebuilds it on load in any binary that links this package.
 const EmbeddingsFeaturizerName = "embeddings"
 
-func init() {
-	prm.RegisterFeaturizer(EmbeddingsFeaturizerName, func(params json.RawMessage) (prm.Featurizer, error) {
-		var cfg EmbeddingsFeaturizerConfig
-		dec := json.NewDecoder(strings.NewReader(string(params)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			return nil, fmt.Errorf("%w: embeddings params: %v", prm.ErrInvalidConfig, err)
-		}
-		return NewEmbeddingsFeaturizer(cfg)
-	})
+func init() { prm.RegisterFeaturizer(EmbeddingsFeaturizerName, embeddingsFromSpec) }
+
+// EmbedURLEnv names the environment variable that, when set, replaces the
+// server URL of every embeddings featurizer rebuilt from a snapshot: a PRM
+// trained against one address (say http://localhost:8000/v1) can be loaded
+// where the same model is served at another. The model name and dimension
+// still come from the snapshot and are checked against every answer.
+const EmbedURLEnv = "RSPO_PRM_EMBED_URL"
+
+// embeddingsFromSpec is the registered factory: the spec's params, with
+// the URL replaced by $RSPO_PRM_EMBED_URL when that is set. Unknown
+// fields are an error, so a snapshot never holds settings this build
+// would ignore.
+func embeddingsFromSpec(params json.RawMessage) (prm.Featurizer, error) {
+	var cfg EmbeddingsFeaturizerConfig
+	dec := json.NewDecoder(strings.NewReader(string(params)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("%w: embeddings params: %v", prm.ErrInvalidConfig, err)
+	}
+	if u := os.Getenv(EmbedURLEnv); u != "" {
+		cfg.URL = u
+	}
+	return NewEmbeddingsFeaturizer(cfg)
 }
 
 // DefaultStepTemplate is how a step is rendered for the embedding model

@@ -401,3 +401,21 @@ func TestEmbeddingsConformance(t *testing.T) {
 	featurizertest.Run(t, newTestFeaturizer(t, srv, 64, nil))
 	featurizertest.Run(t, newTestFeaturizer(t, srv, 64, func(c *EmbeddingsFeaturizerConfig) { c.CacheSize = -1; c.MaxBatch = 3 }))
 }
+
+func TestEmbedURLEnvOverridesTheSnapshotURL(t *testing.T) {
+	srv := newEmbedServer(t, 16)
+	spec := prm.FeaturizerSpec{Name: EmbeddingsFeaturizerName,
+		Params: json.RawMessage(`{"url":"http://127.0.0.1:1/v1","model":"` + testEmbedModel + `","dim":16}`)}
+	t.Setenv(EmbedURLEnv, srv.URL+"/v1")
+	f, err := prm.NewFeaturizer(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bf := f.(prm.BatchFeaturizer)
+	if err := bf.FeaturesBatch(context.Background(), []prm.StepText{{Instruction: "i", Observation: "o", Action: "a"}}, make([]float32, 16)); err != nil {
+		t.Fatalf("the override was not used: %v", err)
+	}
+	if got := f.(*EmbeddingsFeaturizer).Config().URL; got != srv.URL+"/v1" {
+		t.Errorf("URL %q, want the override", got)
+	}
+}
