@@ -147,7 +147,9 @@ func (c EmbeddingsFeaturizerConfig) Validate() error {
 // Features are cached by a 128-bit hash of the rendered text: the actions
 // of one state and the states that recur across trajectories are embedded
 // once. A FeaturesBatch call looks every step up, then embeds the distinct
-// missing texts MaxBatch per request, a few requests at a time.
+// missing texts MaxBatch per request, a few requests at a time. Calls
+// that miss the same text at the same moment each embed it; the answers
+// are the same.
 //
 // It is a prm.BatchFeaturizer: the PRM's paths featurize whole chunks of
 // steps and surface its errors. Its Features, which cannot return one,
