@@ -11,9 +11,8 @@ import (
 )
 
 // An embedding function (counting a and o: 4 and 6 here) served in
-// OpenAI's shape, and a PRM featurizer
-// reading it: the features of a step are its rendered text's embedding,
-// scaled to unit length.
+// OpenAI's shape, and a PRM featurizer reading it: the features of a step
+// are its rendered text's embedding, scaled to unit length.
 func Example() {
 	h, err := llm.NewEmbedHandler(llm.EmbedHandlerConfig{Model: "letters", Embed: func(text string) []float32 {
 		return []float32{float32(strings.Count(text, "a")), float32(strings.Count(text, "o"))}
