@@ -10,6 +10,8 @@ import (
 	"math"
 	"net/http"
 	"strings"
+
+	"github.com/rspo-dev/rspo/prm"
 )
 
 // EmbedHandlerConfig configures EmbedHandler.
@@ -73,6 +75,22 @@ func (h *EmbedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeEmbedError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", fmt.Sprintf("no route for %s", r.URL.Path))
 	}
+}
+
+// HashEmbedding returns an embedding function that needs no model: the
+// hash projection (prm.HashProjection with cfg) of the whole text, taken
+// as one field. It is deterministic and safe for concurrent use: for tests,
+// and for serving /v1/embeddings without a GPU.
+func HashEmbedding(cfg prm.HashProjectionConfig) (func(text string) []float32, error) {
+	hp, err := prm.NewHashProjection(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return func(text string) []float32 {
+		v := make([]float32, hp.Dim())
+		hp.Features("", text, "", v)
+		return v
+	}, nil
 }
 
 // EmbedModelCard is one entry of GET /v1/models.

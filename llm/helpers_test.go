@@ -14,15 +14,11 @@ const testEmbedModel = "hash-embed"
 // hashEmbed embeds a whole text with the hash projection (as the
 // observation field), the deterministic stand-in for an embedding model.
 func hashEmbed(t testing.TB, dim int) func(string) []float32 {
-	hp, err := prm.NewHashProjection(prm.HashProjectionConfig{Dim: dim, Seed: 3})
+	embed, err := HashEmbedding(prm.HashProjectionConfig{Dim: dim, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(text string) []float32 {
-		v := make([]float32, dim)
-		hp.Features("", text, "", v)
-		return v
-	}
+	return embed
 }
 
 // embedServer serves hashEmbed over HTTP; fail makes it answer 503, and

@@ -419,3 +419,18 @@ func TestEmbedURLEnvOverridesTheSnapshotURL(t *testing.T) {
 		t.Errorf("URL %q, want the override", got)
 	}
 }
+
+// The spec a snapshot records, in a golden file: what a PRM snapshot of
+// the embeddings featurizer holds.
+func TestEmbeddingsSpecGolden(t *testing.T) {
+	f, err := NewEmbeddingsFeaturizer(EmbeddingsFeaturizerConfig{URL: "http://localhost:8000/v1", Model: "Qwen/Qwen3-Embedding-0.6B", Dim: 1024,
+		Endpoint: EndpointConfig{APIKey: "sk-never-stored"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := json.Marshal(f.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "embeddings_spec.golden.json", indent(t, spec))
+}

@@ -17,15 +17,11 @@ import (
 // embedding model named "hash-embed" of dim dimensions.
 func embeddingsServer(t *testing.T, dim int) *httptest.Server {
 	t.Helper()
-	hp, err := prm.NewHashProjection(prm.HashProjectionConfig{Dim: dim, Seed: 9})
+	embed, err := llm.HashEmbedding(prm.HashProjectionConfig{Dim: dim, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := llm.NewEmbedHandler(llm.EmbedHandlerConfig{Model: "hash-embed", Embed: func(text string) []float32 {
-		v := make([]float32, dim)
-		hp.Features("", text, "", v)
-		return v
-	}})
+	h, err := llm.NewEmbedHandler(llm.EmbedHandlerConfig{Model: "hash-embed", Embed: embed})
 	if err != nil {
 		t.Fatal(err)
 	}
