@@ -18,7 +18,7 @@ type StepText struct {
 // per call and can fail. Every path of this package that featurizes —
 // training's dataset, ScoreBatchContext, ScoreActionsContext,
 // EvaluateContext, and the error-less ScoreSteps, ScoreBatch and
-// ScoreActions — hands it whole chunks of steps (up to scoreChunkRows)
+// ScoreActions — hands it whole chunks of steps (up to 1024 at a time)
 // through FeaturesBatch rather than calling Features step by step.
 //
 // Its Features, which cannot return an error, must fill dst with NaN when
