@@ -123,8 +123,11 @@ func EvaluateContext(ctx context.Context, m *Model, trajs []*schemas.Trajectory)
 		}
 		steps := stepTexts(trajs[lo:hi])
 		x := make([]float32, len(steps)*m.dim)
-		if err := featurize(ctx, m.feat, steps, x); err != nil {
-			return Evaluation{}, err
+		for c := 0; c < len(steps); c += scoreChunkRows {
+			e := min(len(steps), c+scoreChunkRows)
+			if err := featurize(ctx, m.feat, steps[c:e], x[c*m.dim:e*m.dim]); err != nil {
+				return Evaluation{}, err
+			}
 		}
 		off := 0
 		for i := lo; i < hi; i++ {

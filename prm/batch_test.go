@@ -112,12 +112,19 @@ func TestBatchPathsMatchStepByStep(t *testing.T) {
 func TestEvaluateContextLongTrajectories(t *testing.T) {
 	trajs := householdLike(6, 1500, 8)
 	trajs[0].Success, trajs[0].OutcomeReward = true, 1
-	m := Random(4)
+	bf := &batchHash{HashProjection: DefaultFeaturizer()}
+	m, err := New(bf, ModelConfig{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, err := EvaluateContext(context.Background(), m, trajs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := Evaluate(m, trajs); got != want {
+	if n := slices.Max(bf.sizes); n > scoreChunkRows {
+		t.Errorf("a batch of %d steps, want at most %d", n, scoreChunkRows)
+	}
+	if want := Evaluate(Random(4), trajs); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
