@@ -1,6 +1,7 @@
 package prm
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -28,13 +29,16 @@ func (d *dataset) row(r int32) []float32 {
 	return d.rows[int(r)*d.dim : (int(r)+1)*d.dim]
 }
 
-// newDataset featurizes trajs with feat. A nil trajectory or a non-finite
-// outcome is an error wrapping ErrInvalidTrajectory.
-func newDataset(feat Featurizer, trajs []*schemas.Trajectory) (*dataset, error) {
+// newDataset featurizes trajs with feat, scoreChunkRows distinct steps per
+// featurizer call. A nil trajectory or a non-finite outcome is an error
+// wrapping ErrInvalidTrajectory; a failing BatchFeaturizer's wraps
+// ErrFeaturizer.
+func newDataset(ctx context.Context, feat Featurizer, trajs []*schemas.Trajectory) (*dataset, error) {
 	d := &dataset{dim: feat.Dim(), steps: make([][]int32, len(trajs)),
 		outcome: make([]float64, len(trajs)), success: make([]bool, len(trajs)), keys: make([]string, len(trajs))}
 	seeds := [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 	index := map[[2]uint64]int32{}
+	var unique []StepText
 	for i, t := range trajs {
 		if err := checkTrajectory(i, t); err != nil {
 			return nil, err
@@ -46,12 +50,18 @@ func newDataset(feat Featurizer, trajs []*schemas.Trajectory) (*dataset, error) 
 			key := stepKey(seeds, t.Instruction, s.Observation, s.Action)
 			r, ok := index[key]
 			if !ok {
-				r = int32(d.numRows())
+				r = int32(len(unique))
 				index[key] = r
-				d.rows = append(d.rows, make([]float32, d.dim)...)
-				feat.Features(t.Instruction, s.Observation, s.Action, d.row(r))
+				unique = append(unique, StepText{t.Instruction, s.Observation, s.Action})
 			}
 			d.steps[i][k] = r
+		}
+	}
+	d.rows = make([]float32, len(unique)*d.dim)
+	for lo := 0; lo < len(unique); lo += scoreChunkRows {
+		hi := min(len(unique), lo+scoreChunkRows)
+		if err := featurize(ctx, feat, unique[lo:hi], d.rows[lo*d.dim:hi*d.dim]); err != nil {
+			return nil, fmt.Errorf("prm: featurize training steps %d..%d of %d: %w", lo, hi-1, len(unique), err)
 		}
 	}
 	return d, nil

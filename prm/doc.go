@@ -19,6 +19,12 @@
 //     n-grams and action×instruction crosses through a fixed, seeded random
 //     projection) is the default. Another featurizer plugs in by
 //     implementing the interface and, to be snapshotted, RegisterFeaturizer.
+//     A BatchFeaturizer (e.g. package llm's embeddings featurizer, an
+//     embedding model behind an inference server) is handed whole chunks of
+//     steps and may fail: the Context variants (ScoreBatchContext,
+//     ScoreActionsContext, EvaluateContext) and Train return its error
+//     (ErrFeaturizer), the error-less ones score NaN, and TiltScorer keeps a
+//     tilted rollout's failures for the caller to check.
 //   - Model scores steps in batches (ScoreSteps, Score), optionally with
 //     Gaussian noise (WithNoise, the paper's robustness ablation). Random
 //     builds the untrained control.

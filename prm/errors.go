@@ -28,6 +28,10 @@ var (
 	ErrTooFewTrajectories = errors.New("prm: too few trajectories")
 	// ErrInvalidConfig is the class of every configuration error.
 	ErrInvalidConfig = errors.New("prm: invalid config")
+	// ErrFeaturizer means a BatchFeaturizer could not featurize steps
+	// (e.g. its inference server failed); the featurizer's own error is
+	// wrapped beside it.
+	ErrFeaturizer = errors.New("prm: featurizer failed")
 	// ErrInvalidTrajectory means a training trajectory cannot be used.
 	ErrInvalidTrajectory = errors.New("prm: invalid trajectory")
 )

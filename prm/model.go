@@ -1,6 +1,7 @@
 package prm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -155,24 +156,23 @@ func WithNoise(sigma float64, rng *rand.Rand) ScoreOption {
 }
 
 // ScoreSteps returns r̂_t for every step of t, featurizing and evaluating
-// the steps in batches.
+// the steps in batches. When a BatchFeaturizer fails, every score is NaN;
+// ScoreBatchContext returns the error instead.
 func (m *Model) ScoreSteps(t *schemas.Trajectory, opts ...ScoreOption) []float64 {
-	out := make([]float64, len(t.Steps))
-	m.scoreRows(out, stepRows([]*schemas.Trajectory{t}))
-	applyNoise(out, opts)
-	return out
+	return m.ScoreBatch([]*schemas.Trajectory{t}, opts...)[0]
 }
 
 // ScoreActions writes r̂(s, a) for every candidate action a of one state
 // into dst: the per-step score the step would get if a were taken. It is
 // what lets a policy be steered by the PRM at acting time
-// (policy.RolloutOptions.Tilt); it is safe for concurrent use.
+// (policy.RolloutOptions.Tilt); it is safe for concurrent use. The actions
+// are featurized in one call. When a BatchFeaturizer fails, dst is filled
+// with NaN, which the tilt leaves untilted; ScoreActionsContext and
+// TiltScorer report the error.
 func (m *Model) ScoreActions(instruction, observation string, actions []string, dst []float64) {
-	x := make([]float32, len(actions)*m.dim)
-	for a, act := range actions {
-		m.feat.Features(instruction, observation, act, x[a*m.dim:(a+1)*m.dim])
+	if err := m.ScoreActionsContext(context.Background(), instruction, observation, actions, dst); err != nil {
+		fillNaN(dst[:len(actions)])
 	}
-	m.forwardBatch(x, dst[:len(actions)])
 }
 
 // TrajectoryScore is the score that ranks whole trajectories: R̂ = Σ_t r̂_t,
@@ -180,78 +180,88 @@ func (m *Model) ScoreActions(instruction, observation string, actions []string, 
 // estimates the outcome, the mean of r̂_t — its sum grows with the length
 // of an episode, not with its chance of success.
 func (m *Model) TrajectoryScore(t *schemas.Trajectory) float64 {
-	s := m.Score(t)
-	if m.Info.Target == TargetStep && len(t.Steps) > 0 {
-		s /= float64(len(t.Steps))
+	return m.trajectoryTotal(m.ScoreSteps(t))
+}
+
+// trajectoryTotal is TrajectoryScore of a trajectory with step scores r.
+func (m *Model) trajectoryTotal(r []float64) float64 {
+	s := sum(r)
+	if m.Info.Target == TargetStep && len(r) > 0 {
+		s /= float64(len(r))
 	}
 	return s
 }
 
 // Score returns R̂ = Σ_t r̂_t for t.
 func (m *Model) Score(t *schemas.Trajectory, opts ...ScoreOption) float64 {
-	var sum float64
-	for _, r := range m.ScoreSteps(t, opts...) {
-		sum += r
+	return sum(m.ScoreSteps(t, opts...))
+}
+
+func sum(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
 	}
-	return sum
+	return s
 }
 
 // ScoreBatch scores the steps of several trajectories; result i holds r̂_t
 // for trajectory i. The steps are featurized and evaluated scoreChunkRows
 // at a time, so a large batch needs a few MiB of scratch, not its
-// features' worth; the scores do not depend on the chunking.
+// features' worth; the scores do not depend on the chunking. When a
+// BatchFeaturizer fails, every score is NaN; ScoreBatchContext returns the
+// error instead.
 func (m *Model) ScoreBatch(ts []*schemas.Trajectory, opts ...ScoreOption) [][]float64 {
+	flat, out := batchOut(ts)
+	if err := m.scoreRows(flat, textRows(context.Background(), stepTexts(ts))); err != nil {
+		fillNaN(flat)
+		return out
+	}
+	applyNoise(flat, opts)
+	return out
+}
+
+// batchOut allocates the scores of ts's steps: flat, and cut per trajectory.
+func batchOut(ts []*schemas.Trajectory) (flat []float64, out [][]float64) {
 	n := 0
 	for _, t := range ts {
 		n += len(t.Steps)
 	}
-	flat := make([]float64, n)
-	out := make([][]float64, len(ts))
+	flat = make([]float64, n)
+	out = make([][]float64, len(ts))
 	off := 0
 	for i, t := range ts {
 		out[i] = flat[off : off+len(t.Steps) : off+len(t.Steps)]
 		off += len(t.Steps)
 	}
-	m.scoreRows(flat, stepRows(ts))
-	applyNoise(flat, opts)
-	return out
+	return flat, out
 }
 
-// stepRows returns a function that writes the features of ts's steps, one
-// per call, in order.
-func stepRows(ts []*schemas.Trajectory) func(m *Model, dst []float32) {
-	i, k := 0, 0
-	return func(m *Model, dst []float32) {
-		for k == len(ts[i].Steps) {
-			i, k = i+1, 0
-		}
-		s := &ts[i].Steps[k]
-		m.feat.Features(ts[i].Instruction, s.Observation, s.Action, dst)
-		k++
-	}
-}
+// rowSource writes the features of rows lo..lo+n−1 into x.
+type rowSource func(m *Model, x []float32, lo, n int) error
 
 // scoreChunkRows is how many rows scoreRows featurizes and evaluates at
 // once (about 3 MiB of scratch with the default 256 features).
 const scoreChunkRows = 1024
 
-// scoreRows writes r̂ of len(out) rows into out; next writes the features
-// of the next row.
-func (m *Model) scoreRows(out []float64, next func(m *Model, dst []float32)) {
+// scoreRows writes r̂ of len(out) rows into out, their features coming
+// from next chunk by chunk; it stops at next's first error.
+func (m *Model) scoreRows(out []float64, next rowSource) error {
 	var x []float32
 	var x64, hid []float64
 	for lo := 0; lo < len(out); {
 		hi := chunkEnd(lo, len(out), m.hidden)
 		n := hi - lo
 		x = slices.Grow(x[:0], n*m.dim)[:n*m.dim]
-		for r := range n {
-			next(m, x[r*m.dim:(r+1)*m.dim])
+		if err := next(m, x, lo, n); err != nil {
+			return err
 		}
 		x64 = toFloat64(x64, x)
 		hid = grow(hid, n*m.hidden)
 		m.forwardRows(x64, n, hid, out[lo:hi])
 		lo = hi
 	}
+	return nil
 }
 
 // chunkEnd is the end of the chunk of n rows that starts at row lo. Gonum's

@@ -79,7 +79,8 @@ func (r TrainReport) Metrics() map[string]float64 {
 // starting point (it is not modified).
 //
 // Errors: a *ConfigError (ErrInvalidConfig) for a bad config,
-// ErrTooFewTrajectories, ErrInvalidTrajectory, or ctx's error if it ends.
+// ErrTooFewTrajectories, ErrInvalidTrajectory, ErrFeaturizer (a
+// BatchFeaturizer failed), or ctx's error if it ends.
 func Train(ctx context.Context, trajs []*schemas.Trajectory, cfg TrainConfig) (*Model, TrainReport, error) {
 	start := time.Now()
 	cfg = cfg.withDefaults()
@@ -93,7 +94,7 @@ func Train(ctx context.Context, trajs []*schemas.Trajectory, cfg TrainConfig) (*
 	if err != nil {
 		return nil, TrainReport{}, err
 	}
-	ds, err := newDataset(m.feat, trajs)
+	ds, err := newDataset(ctx, m.feat, trajs)
 	if err != nil {
 		return nil, TrainReport{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rspo-dev/rspo/llm"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/prm/trajfile"
@@ -161,6 +162,7 @@ type prmTrainFlags struct {
 	seed                                 uint64
 	version                              int64
 	actionContext                        bool
+	feat                                 prmFeaturizerFlags
 }
 
 func (f *prmTrainFlags) register(fs *pflag.FlagSet) {
@@ -179,14 +181,19 @@ func (f *prmTrainFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the projection, the init, the split and the shuffling")
 	fs.Int64Var(&f.version, "version", 0, "version of the trained model (default: the warm start's + 1, or 1)")
 	fs.BoolVar(&f.actionContext, "action-context", false, "featurize what the observation says about each action's object (the line naming it, its words the instruction names, its numbers against the instruction's)")
+	f.feat.register(fs)
 }
 
-// config builds the training configuration, loading the warm start.
-func (f *prmTrainFlags) config() (prm.TrainConfig, error) {
+// config builds the training configuration, loading the warm start or
+// building the featurizer (which may ask an embeddings server its length).
+func (f *prmTrainFlags) config(ctx context.Context, fs *pflag.FlagSet) (prm.TrainConfig, error) {
 	cfg := prm.TrainConfig{
 		Model: prm.ModelConfig{Hidden: f.hidden}, Version: f.version, LearningRate: f.lr, BatchSize: f.batch,
 		MaxEpochs: f.epochs, Patience: f.patience, HoldoutFraction: f.holdout,
 		Weighting: prm.Weighting(f.weighting), Target: prm.Target(f.target), WeightDecay: f.weightDecay, Seed: f.seed,
+	}
+	if err := f.feat.check(fs, f.warm != ""); err != nil {
+		return cfg, err
 	}
 	if f.warm != "" {
 		m, err := prm.LoadFile(f.warm)
@@ -195,6 +202,11 @@ func (f *prmTrainFlags) config() (prm.TrainConfig, error) {
 		}
 		cfg.WarmStart = m
 		return cfg, nil
+	}
+	if f.feat.name == llm.EmbeddingsFeaturizerName {
+		feat, err := f.feat.embeddings(ctx)
+		cfg.Featurizer = feat
+		return cfg, err
 	}
 	feat, err := prm.NewHashProjection(prm.HashProjectionConfig{Dim: f.dim, Seed: f.seed, ActionContext: f.actionContext})
 	if err != nil {
@@ -234,11 +246,11 @@ func newPRMTrainCmd() *cobra.Command {
 			if err := pub.validate(); err != nil {
 				return err
 			}
-			cfg, err := tf.config()
+			ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
+			cfg, err := tf.config(ctx, cmd.Flags())
 			if err != nil {
 				return err
 			}
-			ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
 			trajs, err := src.load(ctx, &nf, stderr)
 			if err != nil {
 				return err
@@ -314,7 +326,11 @@ func newPRMEvalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printEvaluation(cmd.OutOrStdout(), m, prm.Evaluate(m, trajs), asJSON)
+			e, err := prm.EvaluateContext(cmd.Context(), m, trajs)
+			if err != nil {
+				return err
+			}
+			return printEvaluation(cmd.OutOrStdout(), m, e, asJSON)
 		},
 	}
 	nf.register(cmd.Flags())

@@ -48,7 +48,9 @@ func (s *Service) step(ctx context.Context) error {
 		clock.lap("buffer_sample")
 	}
 	if s.prm != nil {
-		s.scoreDense(on)
+		if err := s.scoreDense(ctx, on); err != nil {
+			return err
+		}
 	}
 	stats, err := s.trainer.Update(on, off)
 	if err != nil {
@@ -134,11 +136,18 @@ func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, tasks []envs
 
 // scoreDense labels on-policy steps with the PRM's score: the dense return
 // is reported beside true success (reward hacking shows as their
-// divergence), and the dense-only baseline trains on it.
-func (s *Service) scoreDense(on []*schemas.Trajectory) {
-	for k, scores := range s.prm.ScoreBatch(on) {
+// divergence), and the dense-only baseline trains on it. A featurizer
+// behind an inference server may fail (prm.ErrFeaturizer): the update then
+// fails and is retried, never trained on made-up scores.
+func (s *Service) scoreDense(ctx context.Context, on []*schemas.Trajectory) error {
+	all, err := s.prm.ScoreBatchContext(ctx, on)
+	if err != nil {
+		return fmt.Errorf("learnersvc: score update rollouts with the PRM: %w", err)
+	}
+	for k, scores := range all {
 		for i := range on[k].Steps {
 			on[k].Steps[i].DenseReward = scores[i]
 		}
 	}
+	return nil
 }

@@ -186,7 +186,13 @@ func (s *Service) handle(req micro.Request) {
 		return
 	}
 	start := time.Now()
-	reply := s.score(trajs)
+	reply, err := s.score(trajs)
+	if err != nil {
+		// A featurizer behind an inference server failed: a server error
+		// the client sees, never scores made up of NaN.
+		_ = req.Error(CodeServer, err.Error(), nil)
+		return
+	}
 	if s.cfg.OnScore != nil {
 		s.cfg.OnScore(time.Since(start), len(trajs))
 	}
@@ -195,7 +201,10 @@ func (s *Service) handle(req micro.Request) {
 	}
 }
 
-func (s *Service) score(trajs []*schemas.Trajectory) ScoreReply {
+// score scores trajs with the current model. Its featurizer's requests
+// (a prm.BatchFeaturizer's) are bounded by their endpoint's timeouts, not
+// by a context: a micro request carries none.
+func (s *Service) score(trajs []*schemas.Trajectory) (ScoreReply, error) {
 	m := s.Model()
 	var opts []prm.ScoreOption
 	if s.cfg.Noise > 0 {
@@ -203,7 +212,11 @@ func (s *Service) score(trajs []*schemas.Trajectory) ScoreReply {
 		defer s.mu.Unlock()
 		opts = append(opts, prm.WithNoise(s.cfg.Noise, s.rng))
 	}
-	reply := ScoreReply{PRMVersion: m.Version, Info: m.Info, Scores: m.ScoreBatch(trajs, opts...), Totals: make([]float64, len(trajs))}
+	scores, err := m.ScoreBatchContext(context.Background(), trajs, opts...)
+	if err != nil {
+		return ScoreReply{}, err
+	}
+	reply := ScoreReply{PRMVersion: m.Version, Info: m.Info, Scores: scores, Totals: make([]float64, len(trajs))}
 	for i, steps := range reply.Scores {
 		for _, r := range steps {
 			reply.Totals[i] += r
@@ -212,5 +225,5 @@ func (s *Service) score(trajs []*schemas.Trajectory) ScoreReply {
 			reply.Scores[i] = []float64{}
 		}
 	}
-	return reply
+	return reply, nil
 }

@@ -249,12 +249,16 @@ func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResul
 // no training rollouts, so every explorer step lands in the buffer.
 func (c *cycleRun) exploreTilted(ctx context.Context, pB *policy.Policy) (ExploreResult, error) {
 	c.res.Shaped, c.res.PRMVersion = true, c.model.Version
-	c.tilt = c.model
+	tilt := prm.NewTiltScorer(ctx, c.model)
+	c.tilt = tilt
 	collect := c.plan.Collect
 	if collect == 0 {
 		collect = c.plan.GroupSize
 	}
 	trajs, err := c.rollouts(ctx, pB, fmt.Sprintf("c%d-tilt", c.cycle), collect)
+	if err == nil {
+		err = tilt.Err() // some states went untilted: not the rollouts asked for
+	}
 	if err != nil {
 		return c.res, err
 	}
@@ -286,26 +290,35 @@ func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, 
 		return nil, streams.Reject(err)
 	}
 	c.res.EnvSteps += rollout.EnvSteps(trajs)
-	c.score(trajs, tag)
+	if err := c.score(ctx, trajs, tag); err != nil {
+		return nil, err
+	}
 	return trajs, nil
 }
 
-// score writes the PRM's per-step rewards into DenseReward and Reward.
-func (c *cycleRun) score(trajs []*schemas.Trajectory, tag string) {
+// score writes the PRM's per-step rewards into DenseReward and Reward. A
+// featurizer behind an inference server may fail (prm.ErrFeaturizer): the
+// cycle then fails and is retried, never published with made-up scores.
+func (c *cycleRun) score(ctx context.Context, trajs []*schemas.Trajectory, tag string) error {
 	if c.model == nil {
-		return
+		return nil
 	}
 	var opts []prm.ScoreOption
 	if c.plan.PRMNoise > 0 {
 		seed := uint64(rollout.EpisodeSeed(c.plan.Seed, tag, "noise"))
 		opts = append(opts, prm.WithNoise(c.plan.PRMNoise, rand.New(rand.NewPCG(seed, 0x6e6f697365))))
 	}
-	for k, scores := range c.model.ScoreBatch(trajs, opts...) {
+	all, err := c.model.ScoreBatchContext(ctx, trajs, opts...)
+	if err != nil {
+		return fmt.Errorf("rolloutsvc: score explorer rollouts with the PRM: %w", err)
+	}
+	for k, scores := range all {
 		for i := range trajs[k].Steps {
 			trajs[k].Steps[i].DenseReward = scores[i]
 			trajs[k].Steps[i].Reward = scores[i]
 		}
 	}
+	return nil
 }
 
 func (c *cycleRun) publish(ctx context.Context, trajs []*schemas.Trajectory) error {
