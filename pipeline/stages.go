@@ -143,8 +143,18 @@ func (c Config) counters(name string) streams.Counters {
 func actorStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Actor
 	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageActor)
+	backend, side, err := c.policyBackend(b)
+	if err != nil {
+		return Stage{}, err
+	}
+	if backend != nil {
+		cfg.Backend = backend
+	}
 	a, err := rolloutsvc.NewActor(b.JS, cfg)
-	return serviceStage(StageActor, a, err)
+	if err != nil {
+		return Stage{}, err
+	}
+	return Stage{Name: StageActor, Run: withSidecar(a.Run, side)}, nil
 }
 
 func explorerStage(c Config, b Bus) (Stage, error) {

@@ -64,16 +64,24 @@ func refuseFlags(fs *pflag.FlagSet, why string, names []string, bools ...string)
 func newServeActorCmd() *cobra.Command {
 	var nf natsFlags
 	var cfg pipeline.Config
+	var pf policyFlags
 	cmd := &cobra.Command{
 		Use:   "actor",
 		Short: "Roll out π_θ for the learner's rollout requests (start as many as you like)",
 		Long: "Pull rollout requests from rspo.<run>.work.rollout, load the requested policy version from\n" +
 			"the object store, play the episodes and publish each trajectory to rspo.<run>.traj.onpolicy.\n" +
-			"Actors of a run share one work queue: add actors to add throughput.",
+			"Actors of a run share one work queue: add actors to add throughput. With --policy openai the\n" +
+			"episodes are played through an OpenAI-compatible chat server (vLLM, SGLang, rspo serve policy).",
+		Example: "  rspo serve actor --nats nats://127.0.0.1:4222 --run exp1\n" +
+			"  rspo serve actor --run exp1 --policy openai --endpoint http://gpu1:8000/v1 --model Qwen2.5-7B-Instruct --parallel 32",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Actor.AckWait <= 0 {
 				return fmt.Errorf("--ack-wait %v: give a positive duration", cfg.Actor.AckWait)
+			}
+			var err error
+			if cfg.Policy, err = pf.config(cmd.Flags()); err != nil {
+				return err
 			}
 			return serveStage(cmd, nf, pipeline.StageActor, cfg)
 		},
@@ -85,6 +93,7 @@ func newServeActorCmd() *cobra.Command {
 	fs.DurationVar(&cfg.Actor.AckWait, "ack-wait", 30*time.Second, "a killed actor's request goes to another actor after this long (heartbeats every third of it)")
 	fs.Int64Var(&cfg.Actor.StepBudget, "step-budget", rolloutsvc.DefaultStepBudget,
 		"most environment steps one request may ask for (tasks × group × step limit); larger requests are dead-lettered")
+	pf.register(fs)
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
