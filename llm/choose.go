@@ -2,12 +2,15 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/rollout"
 )
 
 // timeNow stamps trajectories; a variable so tests could fix it.
@@ -90,7 +93,7 @@ func (c *chat) choose(ctx context.Context, model string, s *policy.State, sp sam
 	}
 	var resp ChatResponse
 	if err := c.ep.PostJSON(ctx, "/chat/completions", req, &resp); err != nil {
-		return choice{}, err
+		return choice{}, unavailable(err)
 	}
 	if len(resp.Choices) != n {
 		return choice{}, fmt.Errorf("llm: /chat/completions answered %d choices for n = %d", len(resp.Choices), n)
@@ -109,6 +112,16 @@ func (c *chat) choose(ctx context.Context, model string, s *policy.State, sp sam
 		return cands[0], nil
 	}
 	return resample(cands, s, sp), nil
+}
+
+// unavailable marks a failed request as rollout.ErrUnavailable unless the
+// server refused the request itself (400, 422: retrying cannot help).
+func unavailable(err error) error {
+	var se *StatusError
+	if errors.As(err, &se) && (se.Code == http.StatusBadRequest || se.Code == http.StatusUnprocessableEntity) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", rollout.ErrUnavailable, err)
 }
 
 // sirStream is the PCG stream of the resampling draw.

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// TestActorPlaysThroughPolicyServer runs a plain (non-RSPO) run whose only
+// actor plays through `rspo serve policy` over the chat-completions
+// protocol: rspo serve policy + rspo serve actor --policy openai + rspo
+// serve learner, each its own process. The run finishes, and every
+// on-policy trajectory carries its token ids and token log-probs.
+func TestActorPlaysThroughPolicyServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the stages as processes; skipped with -short")
+	}
+	bin := buildRSPO(t)
+	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	nc, js, err := e.Connect(ctx, "llm-stages-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	const run = "llmrun"
+	dir := t.TempDir()
+	polLog := filepath.Join(dir, "policy.log")
+	newProc(t, bin, polLog, "serve", "policy", "--nats", e.ClientURL(), "--run", run, "--addr", "127.0.0.1:0")
+	url := waitForLog(t, polLog, regexp.MustCompile(`url=(http://\S+/v1)`))
+	newProc(t, bin, filepath.Join(dir, "actor.log"), "serve", "actor", "--nats", e.ClientURL(), "--run", run,
+		"--parallel", "4", "--policy", "openai", "--endpoint", url)
+
+	const updates = 3
+	out, err := exec.CommandContext(ctx, bin, "serve", "learner", "--nats", e.ClientURL(), "--run", run,
+		"--env-opt", "preset=easy", "--updates", "3", "--tasks", "2", "--group", "4", "--rspo=false",
+		"--eval-every", "3", "--eval-episodes", "4", "--recipe", "paper").CombinedOutput()
+	if err != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "actor.log"))
+		t.Fatalf("learner: %v\n%s\nactor log:\n%s", err, out, b)
+	}
+	cp, ok, err := learnersvc.LoadCheckpoint(ctx, js, run)
+	if err != nil || !ok || !cp.Finished || cp.Update != updates {
+		t.Fatalf("checkpoint: %+v (found %v, err %v)", cp, ok, err)
+	}
+	trajs, steps := 0, 0
+	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: streams.KindTrajOnPolicy}, func(m streams.Message) error {
+		tr := m.Trajectory
+		trajs++
+		for i, s := range tr.Steps {
+			steps++
+			if len(s.TokenIDs) != 1 || len(s.TokenLogProbs) != 1 || float64(s.TokenLogProbs[0])-s.BehaviorLogProb > 1e-6 ||
+				s.BehaviorLogProb-float64(s.TokenLogProbs[0]) > 1e-6 {
+				t.Errorf("trajectory %s step %d: token ids %v, token log-probs %v, behaviour log-prob %v",
+					tr.ID, i, s.TokenIDs, s.TokenLogProbs, s.BehaviorLogProb)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := updates * 2 * 4; trajs < want {
+		t.Errorf("%d on-policy trajectories, want at least %d", trajs, want)
+	}
+	models := 0
+	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: "ctrl.policy.published"}, func(m streams.Message) error {
+		if want := schemas.DefaultModelName(run, m.Event.PolicyVersion); m.Event.Model != want {
+			t.Errorf("version %d announced as model %q, want %q", m.Event.PolicyVersion, m.Event.Model, want)
+		}
+		models++
+		return nil
+	})
+	if err != nil || models != updates+1 {
+		t.Errorf("policy.published: %d events (err %v), want %d", models, err, updates+1)
+	}
+	t.Logf("%d trajectories, %d steps through the policy server", trajs, steps)
+}
+
+// waitForLog polls a process's log until re matches and returns its first
+// group.
+func waitForLog(t *testing.T, path string, re *regexp.Regexp) string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(path)
+		if m := re.FindSubmatch(b); m != nil {
+			return string(m[1])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(path)
+	t.Fatalf("%s never matched %s:\n%s", path, re, b)
+	return ""
+}
