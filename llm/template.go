@@ -276,15 +276,16 @@ func truncate(s string, n int) string {
 
 // ParseAction maps a model's reply to an action: the reply is trimmed of
 // white space, surrounding quotes (" ' `) and trailing punctuation
-// (. ! ; : ,); an admissible action equal to it, else the first one equal
-// to it ignoring case, is the action with its index. Otherwise the trimmed
-// reply itself is the action and the index is -1: the environment takes it
-// as an inadmissible action (a wasted step it counts), as verl-agent counts
-// invalid actions.
+// (. ! ; : ,), one layer after another; the first admissible action equal
+// to the trimmed reply or one of its stripped forms (the least stripped
+// first), else the first equal to one ignoring case, is the action with
+// its index. Otherwise the trimmed reply itself is the action and the
+// index is -1: the environment takes it as an inadmissible action (a
+// wasted step it counts), as verl-agent counts invalid actions.
 func ParseAction(reply string, admissible []string) (action string, index int) {
 	raw := truncate(strings.ToValidUTF8(strings.TrimSpace(reply), "\uFFFD"), MaxActionBytes)
-	s := raw
-	for {
+	forms := []string{raw}
+	for s := raw; ; {
 		t := strings.TrimSpace(strings.TrimRight(s, replyTrailing))
 		if len(t) >= 2 && strings.ContainsRune(replyQuotes, rune(t[0])) && t[len(t)-1] == t[0] {
 			t = strings.TrimSpace(t[1 : len(t)-1])
@@ -293,15 +294,15 @@ func ParseAction(reply string, admissible []string) (action string, index int) {
 			break
 		}
 		s = t
+		forms = append(forms, s)
 	}
-	for i, a := range admissible {
-		if a == s {
-			return a, i
-		}
-	}
-	for i, a := range admissible {
-		if strings.EqualFold(a, s) {
-			return a, i
+	for _, same := range []func(a, b string) bool{func(a, b string) bool { return a == b }, strings.EqualFold} {
+		for _, f := range forms {
+			for i, a := range admissible {
+				if same(a, f) {
+					return a, i
+				}
+			}
 		}
 	}
 	return raw, -1
