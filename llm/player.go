@@ -29,8 +29,11 @@ import (
 // request asks for n = ChatConfig.Candidates completions a_1..a_n ~ π, one
 // is resampled with weights exp(λ·score(a_i)), and the behaviour log-prob
 // recorded is log π(a) + λ·score(a) − log Ẑ, where Ẑ is the mean of
-// exp(λ·score(a_i)): a consistent estimate of log q(a) as n grows
-// (clamped at 0). A non-finite score leaves its candidate untilted.
+// exp(λ·score(a_i)): a consistent estimate of log q(a), its bias O(1/n)
+// (about 0.07 nats at n = 32 and 0.01 at n = 256 in TestTiltSIR), clamped
+// at 0. More candidates cost more tokens and estimate better. A
+// non-finite score leaves its candidate untilted. The step's token
+// log-probs are π's, of the chosen completion.
 type Player struct {
 	c       *chat
 	model   string
