@@ -32,6 +32,10 @@ type PolicyConfig struct {
 	// policy.published event names none (PolicyOpenAI only). Default "":
 	// such a version is refused (rolloutsvc.ErrNoModelName).
 	Model string
+	// PinModel requests Model for every version, whatever its
+	// policy.published event names (a fixed model: evaluation, data
+	// collection). Default false. Needs Model.
+	PinModel bool
 	// Chat configures the requests (PolicyOpenAI only); see llm.ChatConfig
 	// for its defaults.
 	Chat llm.ChatConfig
@@ -41,12 +45,15 @@ type PolicyConfig struct {
 func (c PolicyConfig) Validate() error {
 	switch c.Kind {
 	case "", PolicyBuiltin:
-		if c.Endpoint.URL != "" || c.Model != "" {
+		if c.Endpoint.URL != "" || c.Model != "" || c.PinModel {
 			return fmt.Errorf("pipeline: an endpoint and a model name are for the %q policy; the built-in policy plays in-process", PolicyOpenAI)
 		}
 		return nil
 	case PolicyOpenAI:
 		_, err := llm.NewEndpoint(c.Endpoint)
+		if c.PinModel && c.Model == "" {
+			err = errors.Join(err, errors.New("pipeline: a pinned model needs its name (--model)"))
+		}
 		return errors.Join(err, c.Chat.Validate())
 	}
 	return fmt.Errorf("pipeline: policy %q: want one of %v", c.Kind, PolicyKinds)
@@ -68,6 +75,10 @@ func (c Config) policyBackend(b Bus) (rolloutsvc.Backend, func(context.Context) 
 	ep, err := llm.NewEndpoint(pc.Endpoint)
 	if err != nil {
 		return nil, nil, err
+	}
+	if pc.PinModel {
+		backend, err := llm.NewBackend(ep, pc.Chat, func(context.Context, int64) (string, error) { return pc.Model, nil })
+		return backend, nil, err
 	}
 	book := rolloutsvc.NewModelBook(b.JS, c.run(), pc.Model, c.Logger)
 	backend, err := llm.NewBackend(ep, pc.Chat, book.ModelFor)

@@ -19,6 +19,7 @@ type policyFlags struct {
 	kind, endpoint, model, template, tokenIDs string
 	concurrency, retries, maxTokens           int
 	timeout                                   time.Duration
+	pin                                       bool
 }
 
 func (f *policyFlags) register(fs *pflag.FlagSet) {
@@ -26,6 +27,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 		" (openai: a model behind an OpenAI-compatible chat server, see docs/llm.md)")
 	fs.StringVar(&f.endpoint, "endpoint", "", "chat server base URL including /v1, e.g. http://localhost:8000/v1 (--policy openai)")
 	fs.StringVar(&f.model, "model", "", "model name to request for a version whose policy.published event names none (--policy openai)")
+	fs.BoolVar(&f.pin, "pin-model", false, "request --model for every version, whatever policy.published names (--policy openai)")
 	fs.IntVar(&f.concurrency, "llm-concurrency", 16, "most chat requests in flight at once (--policy openai)")
 	fs.DurationVar(&f.timeout, "llm-timeout", 60*time.Second, "bound on one chat request attempt (--policy openai)")
 	fs.IntVar(&f.retries, "llm-retries", 3, "retries of a failed chat request (connection errors, 408, 429, 5xx); 0 for none (--policy openai)")
@@ -50,7 +52,7 @@ func (f *policyFlags) config(fs *pflag.FlagSet) (pipeline.PolicyConfig, error) {
 	}
 	if f.kind == pipeline.PolicyBuiltin {
 		var given []string
-		for _, n := range []string{"endpoint", "model", "llm-concurrency", "llm-timeout", "llm-retries", "chat-template", "token-ids", "max-tokens"} {
+		for _, n := range []string{"endpoint", "model", "pin-model", "llm-concurrency", "llm-timeout", "llm-retries", "chat-template", "token-ids", "max-tokens"} {
 			if fs.Changed(n) {
 				given = append(given, "--"+n)
 			}
@@ -80,7 +82,7 @@ func (f *policyFlags) config(fs *pflag.FlagSet) (pipeline.PolicyConfig, error) {
 	if retries == 0 {
 		retries = -1 // EndpointConfig: −1 is none
 	}
-	pc := pipeline.PolicyConfig{Kind: pipeline.PolicyOpenAI, Model: f.model,
+	pc := pipeline.PolicyConfig{Kind: pipeline.PolicyOpenAI, Model: f.model, PinModel: f.pin,
 		Endpoint: llm.EndpointConfig{URL: f.endpoint, Timeout: f.timeout, Retries: retries, MaxConcurrent: f.concurrency},
 		Chat:     llm.ChatConfig{TokenIDs: llm.TokenIDMode(f.tokenIDs), MaxTokens: f.maxTokens}}
 	if f.template != "" {

@@ -96,8 +96,10 @@ func pub(subjects ...string) grant { return grant{pub: subjects} }
 // stagePerms builds each stage's permissions from its run's subjects.
 var stagePerms = map[string]func(streams.RunSubjects) grant{
 	Actor: func(s streams.RunSubjects) grant {
+		// policy.published: an actor playing through an inference server
+		// (--policy openai) follows it for each version's model name.
 		return grants(consume(streams.StreamWork, s.WorkRollout), pub(s.TrajOnPolicy),
-			readObjects(streams.BucketPolicy))
+			readObjects(streams.BucketPolicy), replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished)))
 	},
 	Explorer: func(s streams.RunSubjects) grant {
 		return grants(consume(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)),
