@@ -47,8 +47,9 @@ type Config struct {
 	// Actor configures the actors (Run and Logger are set from this
 	// configuration). In-process actors are named "<Name or actor>-<i>".
 	Actor rolloutsvc.ActorConfig
-	// Policy says what plays π_θ in the actors: the built-in policy
-	// (default) or one behind an OpenAI-compatible server.
+	// Policy says what plays π_θ in the actors and the learner's
+	// evaluations: the built-in policy (default) or one behind an
+	// OpenAI-compatible server.
 	Policy PolicyConfig
 	// Actors is the number of actor stages Run starts. Default 1 (each
 	// runs Actor.Parallel, by default GOMAXPROCS, episodes at once).

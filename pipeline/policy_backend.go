@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/llm"
+	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 )
 
@@ -22,7 +24,8 @@ const (
 // PolicyKinds lists the valid PolicyConfig.Kind values.
 var PolicyKinds = []string{PolicyBuiltin, PolicyOpenAI}
 
-// PolicyConfig says what plays π_θ in the actors.
+// PolicyConfig says what plays π_θ in the actors and the learner's
+// evaluations (learnersvc.Config.EvalAgent).
 type PolicyConfig struct {
 	// Kind is PolicyBuiltin or PolicyOpenAI. Default (""): PolicyBuiltin.
 	Kind string
@@ -61,31 +64,52 @@ func (c PolicyConfig) Validate() error {
 
 var _ rolloutsvc.Backend = (*llm.Backend)(nil)
 
-// policyBackend returns the actor's backend for c (nil: the built-in
-// PolicyCache) and the service it needs running beside the actor (the
-// model book that names each version's model; nil for none).
-func (c Config) policyBackend(b Bus) (rolloutsvc.Backend, func(context.Context) error, error) {
+// servedPolicy is the PolicyOpenAI policy of one stage: its endpoint, the
+// names of its versions' models, and the model book that must run beside
+// the stage to learn them (nil with a pinned model).
+type servedPolicy struct {
+	ep       *llm.Endpoint
+	chat     llm.ChatConfig
+	modelFor llm.ModelFunc
+	side     func(context.Context) error
+}
+
+// servedPolicy returns the stage's served policy, or nil for the built-in one.
+func (c Config) servedPolicy(b Bus) (*servedPolicy, error) {
 	pc := c.Policy
 	if err := pc.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if pc.Kind != PolicyOpenAI {
-		return nil, nil, nil
+		return nil, nil
 	}
 	ep, err := llm.NewEndpoint(pc.Endpoint)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	sp := &servedPolicy{ep: ep, chat: pc.Chat}
 	if pc.PinModel {
-		backend, err := llm.NewBackend(ep, pc.Chat, func(context.Context, int64) (string, error) { return pc.Model, nil })
-		return backend, nil, err
+		sp.modelFor = func(context.Context, int64) (string, error) { return pc.Model, nil }
+		return sp, nil
 	}
 	book := rolloutsvc.NewModelBook(b.JS, c.run(), pc.Model, c.Logger)
-	backend, err := llm.NewBackend(ep, pc.Chat, book.ModelFor)
+	sp.modelFor, sp.side = book.ModelFor, book.Run
+	return sp, nil
+}
+
+// backend is the actors' backend: every version played through the server.
+func (sp *servedPolicy) backend() (rolloutsvc.Backend, error) {
+	return llm.NewBackend(sp.ep, sp.chat, sp.modelFor)
+}
+
+// evalAgent is the learner's evaluation agent: version v played through
+// the server (learnersvc.Config.EvalAgent).
+func (sp *servedPolicy) evalAgent(ctx context.Context, v int64, _ *policy.Policy, greedy bool) (envs.Agent, error) {
+	m, err := sp.modelFor(ctx, v)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return backend, book.Run, nil
+	return llm.NewAgent(ctx, sp.ep, sp.chat, m, greedy)
 }
 
 // withSidecar runs side beside run: side is started first and stopped once

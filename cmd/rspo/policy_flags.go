@@ -58,7 +58,7 @@ func (f *policyFlags) config(fs *pflag.FlagSet) (pipeline.PolicyConfig, error) {
 			}
 		}
 		if len(given) > 0 {
-			return pipeline.PolicyConfig{}, fmt.Errorf("%s apply to --policy openai only; the built-in policy plays in-process", strings.Join(given, ", "))
+			return pipeline.PolicyConfig{}, fmt.Errorf("%s: only with --policy openai (the built-in policy plays in-process)", strings.Join(given, ", "))
 		}
 		return pipeline.PolicyConfig{Kind: pipeline.PolicyBuiltin}, nil
 	}

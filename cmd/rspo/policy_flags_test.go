@@ -30,7 +30,7 @@ func TestPolicyFlags(t *testing.T) {
 	}{
 		{"default", nil, ""},
 		{"unknown kind", []string{"--policy", "vllm"}, `--policy "vllm": want one of builtin, openai`},
-		{"builtin with endpoint", []string{"--endpoint", "http://h/v1", "--model", "m"}, "--endpoint, --model apply to --policy openai only"},
+		{"builtin with endpoint", []string{"--endpoint", "http://h/v1", "--model", "m"}, "--endpoint, --model: only with --policy openai"},
 		{"openai without endpoint", []string{"--policy", "openai"}, "needs --endpoint"},
 		{"bad numbers", []string{"--policy", "openai", "--endpoint", "http://h/v1", "--llm-concurrency", "0", "--llm-timeout", "0s",
 			"--llm-retries", "-1", "--max-tokens", "0"}, "--llm-concurrency 0"},

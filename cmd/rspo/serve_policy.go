@@ -117,7 +117,7 @@ func servePolicies(cmd *cobra.Command, nf natsFlags, f servePolicyFlags) error {
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("policy server shutdown: %w", err)
 	}
-	log.Info("policy server stopped", "run", f.run)
+	log.Info("policy server stopped", "run", f.run, "answered", fmt.Sprint(srv.Answered()))
 	return nil
 }
 

@@ -17,8 +17,10 @@ import (
 // TestActorPlaysThroughPolicyServer runs a plain (non-RSPO) run whose only
 // actor plays through `rspo serve policy` over the chat-completions
 // protocol: rspo serve policy + rspo serve actor --policy openai + rspo
-// serve learner, each its own process. The run finishes, and every
-// on-policy trajectory carries its token ids and token log-probs.
+// serve learner --policy openai, each its own process. The run finishes,
+// every on-policy trajectory carries its token ids and token log-probs,
+// and the learner's evaluations were played through the server too (under
+// the pinned alias the server serves the newest version as).
 func TestActorPlaysThroughPolicyServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the stages as processes; skipped with -short")
@@ -42,7 +44,7 @@ func TestActorPlaysThroughPolicyServer(t *testing.T) {
 	const run = "llmrun"
 	dir := t.TempDir()
 	polLog := filepath.Join(dir, "policy.log")
-	newProc(t, bin, polLog, "serve", "policy", "--nats", e.ClientURL(), "--run", run, "--addr", "127.0.0.1:0")
+	server := newProc(t, bin, polLog, "serve", "policy", "--nats", e.ClientURL(), "--run", run, "--addr", "127.0.0.1:0", "--model", "newest")
 	url := waitForLog(t, polLog, regexp.MustCompile(`url=(http://\S+/v1)`))
 	newProc(t, bin, filepath.Join(dir, "actor.log"), "serve", "actor", "--nats", e.ClientURL(), "--run", run,
 		"--parallel", "4", "--policy", "openai", "--endpoint", url)
@@ -50,7 +52,8 @@ func TestActorPlaysThroughPolicyServer(t *testing.T) {
 	const updates = 3
 	out, err := exec.CommandContext(ctx, bin, "serve", "learner", "--nats", e.ClientURL(), "--run", run,
 		"--env-opt", "preset=easy", "--updates", "3", "--tasks", "2", "--group", "4", "--rspo=false",
-		"--eval-every", "3", "--eval-episodes", "4", "--recipe", "paper").CombinedOutput()
+		"--eval-every", "3", "--eval-episodes", "4", "--recipe", "paper",
+		"--policy", "openai", "--endpoint", url, "--pin-model", "--model", "newest").CombinedOutput()
 	if err != nil {
 		b, _ := os.ReadFile(filepath.Join(dir, "actor.log"))
 		t.Fatalf("learner: %v\n%s\nactor log:\n%s", err, out, b)
@@ -90,7 +93,15 @@ func TestActorPlaysThroughPolicyServer(t *testing.T) {
 	if err != nil || models != updates+1 {
 		t.Errorf("policy.published: %d events (err %v), want %d", models, err, updates+1)
 	}
-	t.Logf("%d trajectories, %d steps through the policy server", trajs, steps)
+	if err := server.stop(); err != nil {
+		t.Fatalf("policy server: %v", err)
+	}
+	answered := waitForLog(t, polLog, regexp.MustCompile(`answered="map\[([^\]]*)\]"`))
+	m := regexp.MustCompile(`newest:(\d+)`).FindStringSubmatch(answered)
+	if m == nil || m[1] == "0" {
+		t.Errorf("the learner's evaluations were not played through the server: answered %s", answered)
+	}
+	t.Logf("%d trajectories, %d steps through the policy server; answered %s", trajs, steps, answered)
 }
 
 // waitForLog polls a process's log until re matches and returns its first

@@ -148,6 +148,7 @@ var learnerRefusedKeys = map[string]string{
 
 func newServeLearnerCmd() *cobra.Command {
 	var nf natsFlags
+	var pf policyFlags
 	var configFile string
 	var printConfig bool
 	o := defaultRunOptions()
@@ -182,6 +183,9 @@ func newServeLearnerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if pc.Policy, err = pf.config(cmd.Flags()); err != nil {
+				return err
+			}
 			pr := newProgress(cmd.ErrOrStderr())
 			pc.Progress, pc.Phase = pr.update, pr.phase
 			err = serveStage(cmd, nf, pipeline.StageLearner, pc)
@@ -200,6 +204,7 @@ func newServeLearnerCmd() *cobra.Command {
 	fs.StringVar(&configFile, "config", "", configUsage)
 	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit")
 	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
+	pf.register(fs) // the learner's evaluations play as the actors do
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)

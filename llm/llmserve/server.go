@@ -54,10 +54,11 @@ const (
 // Server serves policies by model name. It is safe for concurrent use;
 // models may be added and removed while it serves.
 type Server struct {
-	mu     sync.RWMutex
-	models map[string]model
-	seq    atomic.Uint64
-	now    func() time.Time
+	mu       sync.RWMutex
+	models   map[string]model
+	answered map[string]uint64 // requests answered, by model name
+	seq      atomic.Uint64
+	now      func() time.Time
 }
 
 type model struct {
@@ -68,7 +69,21 @@ type model struct {
 var _ http.Handler = (*Server)(nil)
 
 // New returns a server with no models.
-func New() *Server { return &Server{models: map[string]model{}, now: time.Now} }
+func New() *Server {
+	return &Server{models: map[string]model{}, answered: map[string]uint64{}, now: time.Now}
+}
+
+// Answered returns how many requests the server has answered, by model
+// name (a copy).
+func (s *Server) Answered() map[string]uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]uint64, len(s.answered))
+	for k, v := range s.answered {
+		out[k] = v
+	}
+	return out
+}
 
 // Serve serves p under name, replacing any policy of that name.
 func (s *Server) Serve(name string, p *policy.Policy) {
@@ -199,5 +214,11 @@ func (s *Server) Complete(body []byte) (*llm.ChatResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.answer(req, p, &st, sp)
+	resp, err := s.answer(req, p, &st, sp)
+	if err == nil {
+		s.mu.Lock()
+		s.answered[req.Model]++
+		s.mu.Unlock()
+	}
+	return resp, err
 }

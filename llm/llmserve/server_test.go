@@ -206,6 +206,11 @@ func TestModels(t *testing.T) {
 	if code, _ := post(t, f, requestBody(t, func(r *llm.ChatRequest) { r.Model = "run-v1" })); code != 404 {
 		t.Errorf("a removed model answered %d", code)
 	}
+	post(t, f, requestBody(t, func(r *llm.ChatRequest) { r.Model = "run-v2" }))
+	post(t, f, requestBody(t, func(r *llm.ChatRequest) { r.Model = "run-v2"; r.N = -1 }))
+	if got := s.Answered(); len(got) != 1 || got["run-v2"] != 1 {
+		t.Errorf("answered %v, want run-v2 once", got)
+	}
 }
 
 // FuzzComplete: any request body is answered or refused with a status,
