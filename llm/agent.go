@@ -40,8 +40,9 @@ func NewAgent(ctx context.Context, ep *Endpoint, cfg ChatConfig, model string, g
 	return &Agent{ctx: ctx, c: c, model: model, greedy: greedy}, nil
 }
 
-// WithTilt makes the agent act with the model tilted by s (see Player);
-// λ ≤ 0 or a nil s turns it off. It returns a.
+// WithTilt makes the agent act with the model tilted by s (see Player;
+// a tilted agent samples, greedy or not); λ ≤ 0 or a nil s turns it off.
+// It returns a.
 func (a *Agent) WithTilt(s policy.ActionScorer, lambda float64) *Agent {
 	a.tilt, a.lambda = s, lambda
 	return a

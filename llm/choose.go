@@ -7,14 +7,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"time"
 
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/rollout"
 )
-
-// timeNow stamps trajectories; a variable so tests could fix it.
-var timeNow = time.Now
 
 // chat asks a chat-completions server for actions.
 type chat struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/policy"
@@ -78,7 +79,7 @@ func (p *Player) Play(ctx context.Context, env envs.Env, ep rollout.Episode) (*s
 	if opts.Clock != nil {
 		t.CreatedAt = opts.Clock()
 	} else {
-		t.CreatedAt = timeNow()
+		t.CreatedAt = time.Now()
 	}
 	return t, nil
 }

@@ -144,3 +144,36 @@ func sameHeader(a, b schemas.Trajectory) bool {
 		a.TaskSeed == b.TaskSeed && a.Split == b.Split && a.Instruction == b.Instruction && a.GroupID == b.GroupID &&
 		a.OutcomeReward == b.OutcomeReward && a.Success == b.Success
 }
+
+// TestAgentConformance: evaluating with llm.Agent through llmserve gives
+// the built-in agent's report when both act greedily, for any Parallel
+// (the agent forks); sampling, it plays the same number of episodes.
+func TestAgentConformance(t *testing.T) {
+	f := newFixture(t, 6)
+	ctx := context.Background()
+	want, err := rollout.Evaluate(ctx, f.env, f.tasks, policy.NewAgent(f.p, true), rollout.EvalOptions{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := llm.NewAgent(ctx, f.ep, llm.ChatConfig{}, "pi", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, parallel := range []int{1, 3} {
+		got, err := rollout.Evaluate(ctx, f.env, f.tasks, a, rollout.EvalOptions{Seed: 3, Parallel: parallel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Overall != want.Overall {
+			t.Errorf("parallel %d: got %+v, want %+v", parallel, got.Overall, want.Overall)
+		}
+	}
+	sampled, err := llm.NewAgent(ctx, f.ep, llm.ChatConfig{}, "pi", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rollout.Evaluate(ctx, f.env, f.tasks, sampled, rollout.EvalOptions{Episodes: 12, Seed: 3, Parallel: 2})
+	if err != nil || rep.Overall.Episodes != 12 {
+		t.Errorf("sampled: %+v, %v", rep.Overall, err)
+	}
+}
