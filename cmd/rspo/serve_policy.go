@@ -54,7 +54,7 @@ func newServePolicyCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&f.run, "run", "", "run whose policy versions to serve (required)")
 	fs.StringVar(&f.addr, "addr", ":8000", "HTTP listen address (port 0: any free port, printed at start)")
-	fs.IntVar(&f.keep, "keep", 4, "how many of the newest versions stay loaded")
+	fs.IntVar(&f.keep, "keep", 4, "how many of the last announced versions stay loaded")
 	fs.StringVar(&f.alias, "model", "", "also serve the newest version under this name")
 	nf.register(fs)
 	_ = cmd.MarkFlagRequired("run")

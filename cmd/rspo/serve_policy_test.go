@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/llm/llmserve"
+	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -119,4 +124,42 @@ func waitForLog(t *testing.T, path string, re *regexp.Regexp) string {
 	b, _ := os.ReadFile(path)
 	t.Fatalf("%s never matched %s:\n%s", path, re, b)
 	return ""
+}
+
+func TestServePolicyFlags(t *testing.T) {
+	for _, tc := range []struct {
+		f    servePolicyFlags
+		want string
+	}{
+		{servePolicyFlags{run: "r1", keep: 1}, ""},
+		{servePolicyFlags{run: "", keep: 1}, "--run"},
+		{servePolicyFlags{run: "r1", keep: 0}, "--keep 0"},
+		{servePolicyFlags{run: "r1", keep: 2, alias: strings.Repeat("m", schemas.MaxModelName+1)}, "--model"},
+	} {
+		err := tc.f.validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: got %v, want %q", tc.f, err, tc.want)
+		}
+	}
+}
+
+// TestPolicyLibraryKeepsNewest: the library serves the newest --keep
+// versions, a re-announced name once, and the alias as the newest version.
+func TestPolicyLibraryKeepsNewest(t *testing.T) {
+	p, err := policy.New(policy.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmserve.New()
+	lib := &policyLibrary{srv: srv, keep: 2, alias: "latest", log: slog.New(slog.NewTextHandler(io.Discard, nil)), newest: -1}
+	for _, v := range []int64{0, 1, 1, 2, 3} {
+		lib.serve(schemas.DefaultModelName("r", v), v, p)
+	}
+	if got := strings.Join(srv.Models(), ","); got != "latest,r-v2,r-v3" {
+		t.Errorf("served %s, want latest,r-v2,r-v3", got)
+	}
+	lib.serve("r-v1", 1, p) // an older version announced late: served, not the alias
+	if got := strings.Join(srv.Models(), ","); got != "latest,r-v1,r-v3" || lib.newest != 3 {
+		t.Errorf("served %s (newest %d), want latest,r-v1,r-v3 and 3", got, lib.newest)
+	}
 }
