@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"math"
 	"net/http"
@@ -19,13 +18,11 @@ import (
 	"github.com/rspo-dev/rspo/policy"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, rewriting it with -update.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name, rewriting it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *update {
+	if updating() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +87,7 @@ func TestChatRequestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.WriteByte('\n')
-	golden(t, "chat_request.golden.json", out.Bytes())
+	checkGolden(t, "chat_request.golden.json", out.Bytes())
 }
 
 func newTestChat(t *testing.T, url string, cfg ChatConfig) *chat {
