@@ -10,6 +10,7 @@ import (
 	"github.com/rspo-dev/rspo/llm"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/schemas"
 )
 
 // The policy kinds an actor plays with (PolicyConfig.Kind).
@@ -24,8 +25,9 @@ const (
 // PolicyKinds lists the valid PolicyConfig.Kind values.
 var PolicyKinds = []string{PolicyBuiltin, PolicyOpenAI}
 
-// PolicyConfig says what plays π_θ in the actors and the learner's
-// evaluations (learnersvc.Config.EvalAgent).
+// PolicyConfig says what plays π_θ in the actors, the learner's
+// evaluations (learnersvc.Config.EvalAgent) and the explorers' tilted and
+// frozen cycles (rolloutsvc.ExplorerConfig.Backend).
 type PolicyConfig struct {
 	// Kind is PolicyBuiltin or PolicyOpenAI. Default (""): PolicyBuiltin.
 	Kind string
@@ -63,6 +65,17 @@ func (c PolicyConfig) Validate() error {
 }
 
 var _ rolloutsvc.Backend = (*llm.Backend)(nil)
+
+// servedExplorer reports an in-process run whose explorer would have to
+// train π_B through an inference server, which it cannot.
+func (c Config) servedExplorer() error {
+	l := c.Learner
+	if c.Policy.Kind != PolicyOpenAI || !l.RSPO || l.Explorer == schemas.ExplorerFrozen || l.ExploreTilt > 0 {
+		return nil
+	}
+	return fmt.Errorf("pipeline: with the %q policy the explorer explores tilted (--explore-tilt λ) or frozen (--explorer frozen): "+
+		"training π_B needs the built-in policy (or turn RSPO off with --rspo=false)", PolicyOpenAI)
+}
 
 // servedPolicy is the PolicyOpenAI policy of one stage: its endpoint, the
 // names of its versions' models, and the model book that must run beside

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/llm"
+	"github.com/rspo-dev/rspo/schemas"
 )
 
 func TestPolicyConfigValidate(t *testing.T) {
@@ -30,5 +32,25 @@ func TestPolicyConfigValidate(t *testing.T) {
 				t.Errorf("got %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestServedExplorerModes(t *testing.T) {
+	served := PolicyConfig{Kind: PolicyOpenAI, Endpoint: llm.EndpointConfig{URL: "http://127.0.0.1:8000/v1"}}
+	for _, tc := range []struct {
+		name string
+		c    Config
+		ok   bool
+	}{
+		{"builtin trains", Config{Learner: learnersvc.Config{RSPO: true}}, true},
+		{"served, trained explorer", Config{Policy: served, Learner: learnersvc.Config{RSPO: true}}, false},
+		{"served, random-prm control", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, Explorer: schemas.ExplorerRandomPRM}}, false},
+		{"served, tilted", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, ExploreTilt: 2}}, true},
+		{"served, frozen", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, Explorer: schemas.ExplorerFrozen}}, true},
+		{"served, no RSPO", Config{Policy: served}, true},
+	} {
+		if err := tc.c.servedExplorer(); (err == nil) != tc.ok {
+			t.Errorf("%s: got %v, want ok %v", tc.name, err, tc.ok)
+		}
 	}
 }

@@ -164,8 +164,22 @@ func actorStage(c Config, b Bus) (Stage, error) {
 func explorerStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Explorer
 	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageExplorer)
+	sp, err := c.servedPolicy(b)
+	if err != nil {
+		return Stage{}, err
+	}
+	var side func(context.Context) error
+	if sp != nil { // tilted and frozen cycles play through the server
+		if cfg.Backend, err = sp.backend(); err != nil {
+			return Stage{}, err
+		}
+		side = sp.side
+	}
 	x, err := rolloutsvc.NewExplorer(b.JS, cfg)
-	return serviceStage(StageExplorer, x, err)
+	if err != nil {
+		return Stage{}, err
+	}
+	return Stage{Name: StageExplorer, Run: withSidecar(x.Run, side)}, nil
 }
 
 // serviceStage is the stage of a service whose constructor returned svc, err.

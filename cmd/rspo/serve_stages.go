@@ -109,6 +109,7 @@ var explorerSettingFlags = []string{"explorer", "prm-noise", "gate-auc", "tilt",
 func newServeExplorerCmd() *cobra.Command {
 	var nf natsFlags
 	var cfg pipeline.Config
+	var pf policyFlags
 	cmd := &cobra.Command{
 		Use:   "explorer",
 		Short: "Run RSPO's stage 1 for every cycle the learner starts, as its plan says",
@@ -122,6 +123,10 @@ func newServeExplorerCmd() *cobra.Command {
 			if cfg.Explorer.AckWait <= 0 {
 				return fmt.Errorf("--ack-wait %v: give a positive duration", cfg.Explorer.AckWait)
 			}
+			var err error
+			if cfg.Policy, err = pf.config(cmd.Flags()); err != nil {
+				return err
+			}
 			return serveStage(cmd, nf, pipeline.StageExplorer, cfg)
 		},
 	}
@@ -132,6 +137,7 @@ func newServeExplorerCmd() *cobra.Command {
 	fs.DurationVar(&cfg.Explorer.AckWait, "ack-wait", 30*time.Second, "a killed explorer's cycle goes to another explorer after this long (heartbeats every third of it)")
 	refuseFlags(fs, "explorer settings are the learner's (rspo serve learner --explorer, --explore-tilt, "+
 		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
+	pf.register(fs) // tilted and frozen cycles may play through a chat server
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
