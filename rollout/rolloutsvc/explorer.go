@@ -225,8 +225,8 @@ type cycleRun struct {
 	tilt policy.ActionScorer
 	// player plays the rollouts (nil: π_B itself, the built-in policy).
 	player rollout.Player
-	seq  uint64
-	res  ExploreResult
+	seq    uint64
+	res    ExploreResult
 }
 
 func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResult, error) {
