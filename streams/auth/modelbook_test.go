@@ -13,9 +13,9 @@ import (
 	"github.com/rspo-dev/rspo/streams/auth"
 )
 
-// TestAuthActorFollowsPolicies: with its own credentials an actor may
-// follow the run's policy.published events (the model book of an actor
-// that plays through an inference server).
+// TestAuthActorFollowsPolicies: with their own credentials an actor and
+// an explorer may follow the run's policy.published events (the model
+// book of a stage that plays through an inference server).
 func TestAuthActorFollowsPolicies(t *testing.T) {
 	s := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -26,20 +26,22 @@ func TestAuthActorFollowsPolicies(t *testing.T) {
 	if _, err := streams.PublishEvent(ctx, ljs, e); err != nil {
 		t.Fatal(err)
 	}
-	_, ajs, v := s.conn("ra", auth.Actor)
-	book := rolloutsvc.NewModelBook(ajs, "ra", "", slog.New(slog.NewTextHandler(&strings.Builder{}, nil)))
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- book.Run(rctx) }()
-	m, err := book.ModelFor(ctx, 1)
-	stop()
-	if err != nil || m != "ra-v1" {
-		t.Errorf("ModelFor(1) = %q, %v; want ra-v1", m, err)
-	}
-	if err := <-done; err != nil {
-		t.Errorf("book: %v", err)
-	}
-	if got := v.list(); len(got) > 0 {
-		t.Errorf("permission violations: %v", got)
+	for _, stage := range []string{auth.Actor, auth.Explorer} {
+		_, js, v := s.conn("ra", stage)
+		book := rolloutsvc.NewModelBook(js, "ra", "", slog.New(slog.NewTextHandler(&strings.Builder{}, nil)))
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- book.Run(rctx) }()
+		m, err := book.ModelFor(ctx, 1)
+		stop()
+		if err != nil || m != "ra-v1" {
+			t.Errorf("%s: ModelFor(1) = %q, %v; want ra-v1", stage, m, err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("%s: book: %v", stage, err)
+		}
+		if got := v.list(); len(got) > 0 {
+			t.Errorf("%s: permission violations: %v", stage, got)
+		}
 	}
 }
