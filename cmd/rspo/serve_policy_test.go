@@ -163,3 +163,78 @@ func TestPolicyLibraryKeepsNewest(t *testing.T) {
 		t.Errorf("served %s (newest %d), want latest,r-v1,r-v3 and 3", got, lib.newest)
 	}
 }
+
+// TestTiltedRunThroughPolicyServer runs RSPO with the tilted explorer,
+// every stage its own process, the actor and the explorer playing through
+// `rspo serve policy`: the explorer's tilted cycles sample by SIR over the
+// server's completions. The run finishes; on-policy and explorer
+// trajectories alike carry token ids, and the explorer's reach the buffer.
+func TestTiltedRunThroughPolicyServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every stage as a process; skipped with -short")
+	}
+	bin := buildRSPO(t)
+	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	nc, js, err := e.Connect(ctx, "llm-tilt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	const run = "llmtilt"
+	dir := t.TempDir()
+	polLog := filepath.Join(dir, "policy.log")
+	newProc(t, bin, polLog, "serve", "policy", "--nats", e.ClientURL(), "--run", run, "--addr", "127.0.0.1:0")
+	url := waitForLog(t, polLog, regexp.MustCompile(`url=(http://\S+/v1)`))
+	served := []string{"--policy", "openai", "--endpoint", url}
+	for _, stage := range [][]string{
+		append([]string{"actor", "--parallel", "4"}, served...),
+		append([]string{"explorer", "--parallel", "4"}, served...),
+		{"swapper"},
+		{"buffer", "--data", filepath.Join(dir, "buffer")},
+	} {
+		args := append([]string{"serve", stage[0], "--nats", e.ClientURL(), "--run", run}, stage[1:]...)
+		newProc(t, bin, filepath.Join(dir, stage[0]+".log"), args...)
+	}
+	const updates = 4
+	out, err := exec.CommandContext(ctx, bin, "serve", "learner", "--nats", e.ClientURL(), "--run", run,
+		"--env-opt", "preset=easy", "--updates", "4", "--tasks", "2", "--group", "4", "--k", "2", "--alpha", "0.25",
+		"--explore-tilt", "2", "--eval-every", "4", "--eval-episodes", "4", "--prm-warmup-tasks", "8",
+		"--recipe", "paper").CombinedOutput()
+	if err != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "explorer.log"))
+		t.Fatalf("learner: %v\n%s\nexplorer log:\n%s", err, out, b)
+	}
+	cp, ok, err := learnersvc.LoadCheckpoint(ctx, js, run)
+	if err != nil || !ok || !cp.Finished || cp.Update != updates {
+		t.Fatalf("checkpoint: %+v (found %v, err %v)", cp, ok, err)
+	}
+	counts := map[streams.SubjectKind]int{}
+	for _, kind := range []streams.SubjectKind{streams.KindTrajOnPolicy, streams.KindTrajExplore, streams.KindSwapped} {
+		err := streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: kind}, func(m streams.Message) error {
+			counts[kind]++
+			for i, s := range m.Trajectory.Steps {
+				if len(s.TokenIDs) != 1 || s.TokenIDs[0] != llmserve.TokenID(s.Action) {
+					t.Errorf("%s trajectory %s step %d: token ids %v for %q", kind, m.Trajectory.ID, i, s.TokenIDs, s.Action)
+					return nil
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if counts[streams.KindTrajExplore] == 0 || counts[streams.KindTrajExplore] != counts[streams.KindSwapped] {
+		t.Errorf("trajectories %v: want explorer trajectories, every one swapped", counts)
+	}
+	t.Logf("trajectories %v", counts)
+}
