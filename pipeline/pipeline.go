@@ -47,6 +47,10 @@ type Config struct {
 	// Actor configures the actors (Run and Logger are set from this
 	// configuration). In-process actors are named "<Name or actor>-<i>".
 	Actor rolloutsvc.ActorConfig
+	// Policy says what plays π_θ in the actors, the learner's evaluations
+	// and the explorers' tilted and frozen cycles: the built-in policy
+	// (default) or one behind an OpenAI-compatible server.
+	Policy PolicyConfig
 	// Actors is the number of actor stages Run starts. Default 1 (each
 	// runs Actor.Parallel, by default GOMAXPROCS, episodes at once).
 	Actors int
@@ -178,7 +182,8 @@ func (c Config) run() string { return c.Learner.Run }
 
 // Validate reports every problem with the configuration of an in-process run.
 func (c Config) Validate() error {
-	return c.withDefaults().Learner.Validate()
+	c = c.withDefaults()
+	return errors.Join(c.Learner.Validate(), c.Policy.Validate(), c.servedExplorer())
 }
 
 // Run trains to the end (or until ctx ends), then writes the report. A run

@@ -143,15 +143,43 @@ func (c Config) counters(name string) streams.Counters {
 func actorStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Actor
 	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageActor)
+	sp, err := c.servedPolicy(b)
+	if err != nil {
+		return Stage{}, err
+	}
+	var side func(context.Context) error
+	if sp != nil {
+		if cfg.Backend, err = sp.backend(); err != nil {
+			return Stage{}, err
+		}
+		side = sp.side
+	}
 	a, err := rolloutsvc.NewActor(b.JS, cfg)
-	return serviceStage(StageActor, a, err)
+	if err != nil {
+		return Stage{}, err
+	}
+	return Stage{Name: StageActor, Run: withSidecar(a.Run, side)}, nil
 }
 
 func explorerStage(c Config, b Bus) (Stage, error) {
 	cfg := c.Explorer
 	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageExplorer)
+	sp, err := c.servedPolicy(b)
+	if err != nil {
+		return Stage{}, err
+	}
+	var side func(context.Context) error
+	if sp != nil { // tilted and frozen cycles play through the server
+		if cfg.Backend, err = sp.backend(); err != nil {
+			return Stage{}, err
+		}
+		side = sp.side
+	}
 	x, err := rolloutsvc.NewExplorer(b.JS, cfg)
-	return serviceStage(StageExplorer, x, err)
+	if err != nil {
+		return Stage{}, err
+	}
+	return Stage{Name: StageExplorer, Run: withSidecar(x.Run, side)}, nil
 }
 
 // serviceStage is the stage of a service whose constructor returned svc, err.
@@ -210,15 +238,25 @@ func bufferStage(c Config, b Bus) (Stage, error) {
 
 // learnerStage runs the learner; its Run returns once the run is trained.
 func learnerStage(c Config, b Bus) (Stage, error) {
-	svc, err := learnersvc.New(b.Conn, b.JS, c.Learner)
-	if err == nil {
-		svc.OnProgress(withMetrics(c.Progress, c.Metrics))
-		svc.OnPhase(withMetrics(c.Phase, c.Metrics))
-		if c.Metrics != nil {
-			svc.OnBufferSample(c.Metrics.ObserveSample)
-		}
+	sp, err := c.servedPolicy(b)
+	if err != nil {
+		return Stage{}, err
 	}
-	return serviceStage(StageLearner, svc, err)
+	lc := c.Learner
+	var side func(context.Context) error
+	if sp != nil { // evaluations play through the server too
+		lc.EvalAgent, side = sp.evalAgent, sp.side
+	}
+	svc, err := learnersvc.New(b.Conn, b.JS, lc)
+	if err != nil {
+		return Stage{}, err
+	}
+	svc.OnProgress(withMetrics(c.Progress, c.Metrics))
+	svc.OnPhase(withMetrics(c.Phase, c.Metrics))
+	if c.Metrics != nil {
+		svc.OnBufferSample(c.Metrics.ObserveSample)
+	}
+	return Stage{Name: StageLearner, Run: withSidecar(svc.Run, side)}, nil
 }
 
 // withMetrics is f that also records the progress in m; f without m.

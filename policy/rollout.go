@@ -79,7 +79,7 @@ func Rollout(ctx context.Context, env envs.Env, task envs.Task, p *Policy, opts 
 	if err != nil {
 		return nil, fmt.Errorf("policy: reset %s: %w", task.ID, err)
 	}
-	t := newTrajectory(env, task, p, opts)
+	t := NewTrajectory(env, task, p.Version(), opts)
 	if err := play(ctx, ep, p, opts, t); err != nil {
 		return nil, fmt.Errorf("policy: rollout of %s: %w", task.ID, err)
 	}
@@ -94,7 +94,7 @@ func play(ctx context.Context, ep envs.Episode, p *Policy, opts RolloutOptions, 
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 0x726f6c6c6f7574))
+	rng := RolloutRand(opts.Seed)
 	sc := getScratch(p)
 	defer putScratch(sc)
 	fz, ps := sc.fz, &sc.ps
@@ -208,7 +208,19 @@ func tilt(ps *Pass, scores []float64, lambda float64) {
 	logSoftmax(ps.LogProbs, ps.Probs)
 }
 
-func newTrajectory(env envs.Env, task envs.Task, p *Policy, opts RolloutOptions) *schemas.Trajectory {
+// RolloutRand is the random source of a rollout with seed seed: step t's
+// action is sampled with its (t+1)-th Float64 (SampleIndex). A server that
+// replays the built-in rollout's sampling (llm/llmserve) draws from it.
+func RolloutRand(seed int64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), 0x726f6c6c6f7574))
+}
+
+// NewTrajectory returns the trajectory of an episode of task on env played
+// by policy version version, before its first step: the provenance from
+// opts, and an id derived from the environment, task, seed, version and
+// group unless opts.ID gives one. Every player (Rollout, llm.Player)
+// starts its trajectories with it.
+func NewTrajectory(env envs.Env, task envs.Task, version int64, opts RolloutOptions) *schemas.Trajectory {
 	src := opts.Source
 	if src == "" {
 		src = schemas.SourceOnPolicy
@@ -216,11 +228,11 @@ func newTrajectory(env envs.Env, task envs.Task, p *Policy, opts RolloutOptions)
 	id := opts.ID
 	if id == "" {
 		h := fnv.New64a()
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", env.Name(), task.ID, opts.Seed, p.Version(), opts.GroupID)
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s", env.Name(), task.ID, opts.Seed, version, opts.GroupID)
 		id = fmt.Sprintf("rollout-%016x", h.Sum64())
 	}
 	return &schemas.Trajectory{
-		ID: id, Run: opts.Run, Cycle: opts.Cycle, Source: src, PolicyVersion: p.Version(),
+		ID: id, Run: opts.Run, Cycle: opts.Cycle, Source: src, PolicyVersion: version,
 		Producer: opts.Producer, Seq: opts.Seq, Env: env.Name(), TaskID: task.ID, TaskType: task.Type,
 		TaskSeed: task.Seed, Split: task.Split, Instruction: task.Instruction, GroupID: opts.GroupID,
 	}

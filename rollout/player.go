@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/policy"
@@ -17,6 +18,12 @@ import (
 type Player interface {
 	Play(ctx context.Context, env envs.Env, ep Episode) (*schemas.Trajectory, error)
 }
+
+// ErrUnavailable marks a Play error that may pass: the player's inference
+// server was unreachable, overloaded or not yet serving the version. An
+// actor retries a request whose episodes failed with it instead of
+// dead-lettering the request (other Play errors are deterministic).
+var ErrUnavailable = errors.New("rollout: the player's server is unavailable")
 
 // PolicyPlayer plays with the built-in policy (policy.Rollout).
 type PolicyPlayer struct{ Policy *policy.Policy }

@@ -203,3 +203,7 @@ func DecodeRolloutRequest(b []byte) (RolloutRequest, error) {
 	}
 	return r, nil
 }
+
+// DefaultModelName is the model name under which a run's built-in policy
+// version v is announced and served (`rspo serve policy`): "<run>-v<v>".
+func DefaultModelName(run string, v int64) string { return fmt.Sprintf("%s-v%d", run, v) }

@@ -32,6 +32,7 @@ func newRunCmd() *cobra.Command {
 	var nf natsFlags
 	var configFile string
 	var asJSON, verbose, syncAlways, printConfig bool
+	var pf policyFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Train an agent end to end: every stage in one process over JetStream",
@@ -66,7 +67,11 @@ func newRunCmd() *cobra.Command {
 			if syncAlways && nf.url != "" {
 				return errors.New("--sync-always: it configures the embedded server; give it to the server of --nats instead")
 			}
-			return runTraining(cmd, o, nf, runOutput{asJSON: asJSON, verbose: verbose, syncAlways: syncAlways})
+			pol, err := pf.config(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return runTraining(cmd, o, nf, runOutput{asJSON: asJSON, verbose: verbose, syncAlways: syncAlways, policy: pol})
 		},
 	}
 	fs := cmd.Flags()
@@ -78,6 +83,7 @@ func newRunCmd() *cobra.Command {
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
 	fs.BoolVar(&syncAlways, "sync-always", false, "embedded server: fsync every write before acknowledging it")
+	pf.register(fs)
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
@@ -130,7 +136,11 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 }
 
 // runOutput are the settings of `rspo run` that do not define the run.
-type runOutput struct{ asJSON, verbose, syncAlways bool }
+type runOutput struct {
+	asJSON, verbose, syncAlways bool
+	// policy is what plays π_θ in the actors and evaluations (--policy).
+	policy pipeline.PolicyConfig
+}
 
 func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) error {
 	asJSON, verbose := out.asJSON, out.verbose
@@ -141,7 +151,7 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	if nf.url != "" {
 		cfg.NATSURL, cfg.Connect = nf.url, nf.options("rspo-run")
 	}
-	cfg.SyncAlways = out.syncAlways
+	cfg.SyncAlways, cfg.Policy = out.syncAlways, out.policy
 	if err := nf.applyReplicas(&cfg); err != nil {
 		return err
 	}

@@ -64,16 +64,24 @@ func refuseFlags(fs *pflag.FlagSet, why string, names []string, bools ...string)
 func newServeActorCmd() *cobra.Command {
 	var nf natsFlags
 	var cfg pipeline.Config
+	var pf policyFlags
 	cmd := &cobra.Command{
 		Use:   "actor",
 		Short: "Roll out π_θ for the learner's rollout requests (start as many as you like)",
 		Long: "Pull rollout requests from rspo.<run>.work.rollout, load the requested policy version from\n" +
 			"the object store, play the episodes and publish each trajectory to rspo.<run>.traj.onpolicy.\n" +
-			"Actors of a run share one work queue: add actors to add throughput.",
+			"Actors of a run share one work queue: add actors to add throughput. With --policy openai the\n" +
+			"episodes are played through an OpenAI-compatible chat server (vLLM, SGLang, rspo serve policy).",
+		Example: "  rspo serve actor --nats nats://127.0.0.1:4222 --run exp1\n" +
+			"  rspo serve actor --run exp1 --policy openai --endpoint http://gpu1:8000/v1 --model Qwen2.5-7B-Instruct --parallel 32",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Actor.AckWait <= 0 {
 				return fmt.Errorf("--ack-wait %v: give a positive duration", cfg.Actor.AckWait)
+			}
+			var err error
+			if cfg.Policy, err = pf.config(cmd.Flags()); err != nil {
+				return err
 			}
 			return serveStage(cmd, nf, pipeline.StageActor, cfg)
 		},
@@ -85,6 +93,7 @@ func newServeActorCmd() *cobra.Command {
 	fs.DurationVar(&cfg.Actor.AckWait, "ack-wait", 30*time.Second, "a killed actor's request goes to another actor after this long (heartbeats every third of it)")
 	fs.Int64Var(&cfg.Actor.StepBudget, "step-budget", rolloutsvc.DefaultStepBudget,
 		"most environment steps one request may ask for (tasks × group × step limit); larger requests are dead-lettered")
+	pf.register(fs)
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
@@ -100,6 +109,7 @@ var explorerSettingFlags = []string{"explorer", "prm-noise", "gate-auc", "tilt",
 func newServeExplorerCmd() *cobra.Command {
 	var nf natsFlags
 	var cfg pipeline.Config
+	var pf policyFlags
 	cmd := &cobra.Command{
 		Use:   "explorer",
 		Short: "Run RSPO's stage 1 for every cycle the learner starts, as its plan says",
@@ -113,6 +123,10 @@ func newServeExplorerCmd() *cobra.Command {
 			if cfg.Explorer.AckWait <= 0 {
 				return fmt.Errorf("--ack-wait %v: give a positive duration", cfg.Explorer.AckWait)
 			}
+			var err error
+			if cfg.Policy, err = pf.config(cmd.Flags()); err != nil {
+				return err
+			}
 			return serveStage(cmd, nf, pipeline.StageExplorer, cfg)
 		},
 	}
@@ -123,6 +137,7 @@ func newServeExplorerCmd() *cobra.Command {
 	fs.DurationVar(&cfg.Explorer.AckWait, "ack-wait", 30*time.Second, "a killed explorer's cycle goes to another explorer after this long (heartbeats every third of it)")
 	refuseFlags(fs, "explorer settings are the learner's (rspo serve learner --explorer, --explore-tilt, "+
 		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
+	pf.register(fs) // tilted and frozen cycles may play through a chat server
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
@@ -139,6 +154,7 @@ var learnerRefusedKeys = map[string]string{
 
 func newServeLearnerCmd() *cobra.Command {
 	var nf natsFlags
+	var pf policyFlags
 	var configFile string
 	var printConfig bool
 	o := defaultRunOptions()
@@ -173,6 +189,9 @@ func newServeLearnerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if pc.Policy, err = pf.config(cmd.Flags()); err != nil {
+				return err
+			}
 			pr := newProgress(cmd.ErrOrStderr())
 			pc.Progress, pc.Phase = pr.update, pr.phase
 			err = serveStage(cmd, nf, pipeline.StageLearner, pc)
@@ -191,6 +210,7 @@ func newServeLearnerCmd() *cobra.Command {
 	fs.StringVar(&configFile, "config", "", configUsage)
 	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit")
 	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
+	pf.register(fs) // the learner's evaluations play as the actors do
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)

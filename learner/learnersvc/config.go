@@ -1,6 +1,7 @@
 package learnersvc
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,6 +131,12 @@ type Config struct {
 	Parallel int
 	// Logger receives the run's progress. Default slog.Default().
 	Logger *slog.Logger `json:"-"`
+	// EvalAgent, if set, returns the agent that plays an evaluation of
+	// policy version v (p is the learner's policy of that version, greedy
+	// is EvalGreedy): e.g. an llm.Agent playing v through an inference
+	// server. An error fails the update, which is redone as RetryFor says.
+	// Default: the built-in policy, policy.NewAgent(p, greedy).
+	EvalAgent func(ctx context.Context, v int64, p *policy.Policy, greedy bool) (envs.Agent, error) `json:"-"`
 }
 
 // WithDefaults returns a copy with every zero field set to its default.

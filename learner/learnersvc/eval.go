@@ -60,7 +60,13 @@ func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]f
 	if split != envs.SplitTrain { // a fixed split: a sample with its task mix, not its first tasks
 		tasks = evalSample(tasks, s.cfg.EvalEpisodes, rollout.EpisodeSeed(s.cfg.Seed, "eval-sample", split))
 	}
-	rep, err := rollout.Evaluate(ctx, s.env, tasks, policy.NewAgent(s.pol, s.cfg.EvalGreedy), rollout.EvalOptions{
+	var agent envs.Agent = policy.NewAgent(s.pol, s.cfg.EvalGreedy)
+	if s.cfg.EvalAgent != nil {
+		if agent, err = s.cfg.EvalAgent(ctx, s.pol.Version(), s.pol, s.cfg.EvalGreedy); err != nil {
+			return nil, fmt.Errorf("learnersvc: eval agent of version %d: %w", s.pol.Version(), err)
+		}
+	}
+	rep, err := rollout.Evaluate(ctx, s.env, tasks, agent, rollout.EvalOptions{
 		Episodes: len(tasks), Seed: rollout.EpisodeSeed(s.cfg.Seed, "eval", split), Parallel: parallel})
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: eval on %s: %w", split, err)

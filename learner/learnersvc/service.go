@@ -305,7 +305,7 @@ func (s *Service) publishPolicy(ctx context.Context, cycle int64) error {
 		return err
 	}
 	e := schemas.Event{Type: schemas.EventPolicyPublished, Cycle: cycle, PolicyVersion: v,
-		Update: s.cp.Update, Object: object, Metrics: map[string]float64{"snapshot_bytes": float64(len(b))}}
+		Update: s.cp.Update, Object: object, Model: schemas.DefaultModelName(s.cfg.Run, v), Metrics: map[string]float64{"snapshot_bytes": float64(len(b))}}
 	if v > 0 {
 		state, err := s.trainer.MarshalState()
 		if err != nil {

@@ -2,6 +2,7 @@ package rolloutsvc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -140,8 +141,8 @@ func (a *Actor) Serve(ctx context.Context, req schemas.RolloutRequest) ([]*schem
 	}
 	trajs, err := rollout.All(ctx, env, pl, rollout.RequestEpisodes(req, a.cfg.Name), a.cfg.Parallel)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
+		if ctx.Err() != nil || errors.Is(err, rollout.ErrUnavailable) {
+			return nil, err // retry: the server may be back, or serve the version, by then
 		}
 		return nil, streams.Reject(err)
 	}

@@ -3,6 +3,7 @@ package rolloutsvc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -41,6 +42,13 @@ type ExplorerConfig struct {
 	// Counters, if set, counts the cycles its consumer settles
 	// (streams.ConsumerConfig.Counters).
 	Counters streams.Counters
+	// Backend, if set, plays π_θ of each cycle's version through it (a
+	// policy behind an inference server, llm.Backend): the tilted mode
+	// (by sampling-importance-resampling, see llm.Player) and the frozen
+	// control. A plan that trains π_B (the paper's explorer, the random-PRM
+	// control) needs the built-in policy and is dead-lettered with the
+	// reason. Default nil: the built-in policy.
+	Backend Backend
 }
 
 func (c ExplorerConfig) withDefaults() ExplorerConfig {
@@ -138,16 +146,25 @@ func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.Cy
 	if err != nil {
 		return ExploreResult{}, streams.Reject(err)
 	}
-	base, err := x.policies.Get(ctx, e.PolicyVersion)
-	if err != nil {
-		return ExploreResult{}, err
+	var pB *policy.Policy // a copy of π_θ, trained or not; nil when the backend plays
+	if x.cfg.Backend == nil {
+		base, err := x.policies.Get(ctx, e.PolicyVersion)
+		if err != nil {
+			return ExploreResult{}, err
+		}
+		pB = base.Clone()
 	}
 	model, err := x.prm(ctx, plan)
 	if err != nil {
 		return ExploreResult{}, err
 	}
 	c := cycleRun{x: x, env: env, plan: plan, trainer: trainer, cycle: e.Cycle, update: e.Update, model: model}
-	res, err := c.explore(ctx, base.Clone())
+	if x.cfg.Backend != nil {
+		if c.player, err = x.servedPlayer(ctx, e.PolicyVersion, plan, model); err != nil {
+			return ExploreResult{}, err
+		}
+	}
+	res, err := c.explore(ctx, pB)
 	if err != nil {
 		return res, err
 	}
@@ -159,6 +176,15 @@ func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.Cy
 		return res, err
 	}
 	return res, nil
+}
+
+// servedPlayer is the backend's player of version v for a plan that does
+// not train π_B, or a rejection for one that does.
+func (x *Explorer) servedPlayer(ctx context.Context, v int64, plan schemas.CyclePlan, model *prm.Model) (rollout.Player, error) {
+	if model != nil && !(plan.Tilt > 0) {
+		return nil, streams.Rejectf("the %s explorer trains π_B, which needs the built-in policy: an explorer playing through an inference server explores tilted (the learner's --explore-tilt) or frozen", plan.ModeOrDefault())
+	}
+	return x.cfg.Backend.Player(ctx, v)
 }
 
 // prm returns the model to score with, or nil when π_B is not trained.
@@ -197,8 +223,10 @@ type cycleRun struct {
 	model  *prm.Model
 	// tilt steers the rollouts at acting time (nil: π_B samples itself).
 	tilt policy.ActionScorer
-	seq  uint64
-	res  ExploreResult
+	// player plays the rollouts (nil: π_B itself, the built-in policy).
+	player rollout.Player
+	seq    uint64
+	res    ExploreResult
 }
 
 func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResult, error) {
@@ -282,9 +310,13 @@ func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, 
 			}})
 		}
 	}
-	trajs, err := rollout.All(ctx, c.env, rollout.PolicyPlayer{Policy: pB}, eps, c.x.cfg.Parallel)
+	var pl rollout.Player = rollout.PolicyPlayer{Policy: pB}
+	if c.player != nil {
+		pl = c.player
+	}
+	trajs, err := rollout.All(ctx, c.env, pl, eps, c.x.cfg.Parallel)
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, rollout.ErrUnavailable) {
 			return nil, err
 		}
 		return nil, streams.Reject(err)

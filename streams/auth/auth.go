@@ -96,13 +96,17 @@ func pub(subjects ...string) grant { return grant{pub: subjects} }
 // stagePerms builds each stage's permissions from its run's subjects.
 var stagePerms = map[string]func(streams.RunSubjects) grant{
 	Actor: func(s streams.RunSubjects) grant {
+		// policy.published: an actor (or explorer) playing through an
+		// inference server (--policy openai) follows it for each version's
+		// model name.
 		return grants(consume(streams.StreamWork, s.WorkRollout), pub(s.TrajOnPolicy),
-			readObjects(streams.BucketPolicy))
+			readObjects(streams.BucketPolicy), replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished)))
 	},
 	Explorer: func(s streams.RunSubjects) grant {
 		return grants(consume(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)),
 			pub(s.TrajExplore, s.Ctrl(schemas.EventCycleExplored), s.Metrics(Explorer)),
-			readObjects(streams.BucketPolicy), readObjects(streams.BucketPRM))
+			readObjects(streams.BucketPolicy), readObjects(streams.BucketPRM),
+			replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished))) // --policy openai, as the actor
 	},
 	Swapper: func(s streams.RunSubjects) grant {
 		return grants(consume(streams.StreamTraj, s.TrajExplore), replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)),
