@@ -120,7 +120,7 @@ func TestExplorerShardsPublishWhatTheWholeCycleWould(t *testing.T) {
 
 // publishCycle announces a cycle with plan and queues its shards, as the
 // learner does.
-func publishCycle(t *testing.T, ctx context.Context, js jetstream.JetStream, cycle int64, plan schemas.CyclePlan) {
+func publishCycle(t testing.TB, ctx context.Context, js jetstream.JetStream, cycle int64, plan schemas.CyclePlan) {
 	t.Helper()
 	raw, _ := json.Marshal(plan)
 	e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: cycle, Config: raw, Time: time.Now().UTC()}
