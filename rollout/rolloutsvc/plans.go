@@ -13,9 +13,9 @@ import (
 
 // cyclePlans finds the cycle.started event an explore shard belongs to. The
 // learner announces a cycle before it queues the cycle's shards, so the
-// event is on the bus when a shard arrives; the events read so far are kept
-// and each lookup of an unknown cycle reads only the events announced since
-// the last read.
+// event is on the bus when a shard arrives; the events of the latest
+// keptCycles cycles read so far are kept, and each lookup of an unknown
+// cycle reads only the events announced since the last read.
 type cyclePlans struct {
 	js  jetstream.JetStream
 	run string
@@ -28,6 +28,12 @@ type cyclePlans struct {
 // startedKey names a cycle.started event: a learner that resumes a cycle
 // announces it again for the same policy version (and the same plan).
 type startedKey struct{ cycle, policyVersion int64 }
+
+// keptCycles is how many of the latest cycles' events cyclePlans keeps. The
+// learner waits for every shard of a cycle before it starts the next, so
+// only a shard of a cycle it gave up waiting for can be older; such a shard
+// finds no plan and is dead-lettered after its retries.
+const keptCycles = 8
 
 func newCyclePlans(js jetstream.JetStream, run string) *cyclePlans {
 	return &cyclePlans{js: js, run: run, started: map[startedKey]schemas.Event{}, next: 1}
@@ -71,6 +77,15 @@ func (b *cyclePlans) read(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("rolloutsvc: read cycle plans of run %s: %w", b.run, err)
+	}
+	latest := int64(0)
+	for k := range b.started {
+		latest = max(latest, k.cycle)
+	}
+	for k := range b.started {
+		if k.cycle <= latest-keptCycles {
+			delete(b.started, k)
+		}
 	}
 	return nil
 }

@@ -249,4 +249,13 @@ func TestExplorerFindsAPlanOnceItsCycleIsAnnounced(t *testing.T) {
 	if _, got, err := x.plans.get(ctx, 5, 0); err != nil || got.Seed != plan.Seed || len(got.Tasks) != 1 {
 		t.Fatalf("plan once announced: got %+v, %v", got, err)
 	}
+	// Only the latest cycles' plans are kept: cycle 5's is gone once cycle
+	// 5+keptCycles is announced and read.
+	publishCycle(t, ctx, js, 5+keptCycles, plan)
+	if _, _, err := x.plans.get(ctx, 5+keptCycles, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := x.plans.get(ctx, 5, 0); err == nil || len(x.plans.started) != 1 {
+		t.Errorf("after cycle %d: cycle 5's plan still found (%v), %d plans kept; want it dropped", 5+keptCycles, err, len(x.plans.started))
+	}
 }
