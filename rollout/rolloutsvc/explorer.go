@@ -123,7 +123,7 @@ func (x *Explorer) handle(ctx context.Context, d streams.Delivery[schemas.Explor
 	if err := d.Value.CheckPlan(plan); err != nil {
 		return streams.Reject(err)
 	}
-	res, err := x.Explore(ctx, started, plan, d.Value.Shard)
+	res, err := x.ExploreShard(ctx, started, plan, d.Value.Shard)
 	if err != nil {
 		return err
 	}
@@ -140,10 +140,27 @@ type ExploreResult struct {
 	PRMVersion int64
 }
 
-// Explore carries out shard (0 ≤ shard < plan.ShardCount()) of the plan
-// of the cycle.started event e and announces the shard's cycle.explored.
-// Shard 0 of a one-shard plan is the whole cycle.
-func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.CyclePlan, shard int) (ExploreResult, error) {
+// Explore carries out the whole plan of the cycle.started event e, one
+// shard after another, and announces each shard's cycle.explored: what the
+// explorers of a run do between them. The result sums the shards'.
+func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.CyclePlan) (ExploreResult, error) {
+	var sum ExploreResult
+	for k := range plan.ShardCount() {
+		res, err := x.ExploreShard(ctx, e, plan, k)
+		sum.Published += res.Published
+		sum.EnvSteps += res.EnvSteps
+		sum.Shaped, sum.PRMVersion = res.Shaped, res.PRMVersion
+		if err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+// ExploreShard carries out shard (0 ≤ shard < plan.ShardCount()) of the
+// plan of the cycle.started event e and announces the shard's
+// cycle.explored. Shard 0 of a one-shard plan is the whole cycle.
+func (x *Explorer) ExploreShard(ctx context.Context, e schemas.Event, plan schemas.CyclePlan, shard int) (ExploreResult, error) {
 	if err := plan.Validate(); err != nil {
 		return ExploreResult{}, streams.Reject(err)
 	}

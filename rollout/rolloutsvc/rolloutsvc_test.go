@@ -199,7 +199,7 @@ func TestExplorerPublishesWhatItsPlanAsks(t *testing.T) {
 				Updates: 2, Collect: collectN, SwapAll: tt.swapAll, Seed: 9, Mode: tt.mode, Tilt: tt.tilt}
 			raw, _ := json.Marshal(plan)
 			e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 4, Config: raw}
-			res, err := x.Explore(ctx, e, plan, 0)
+			res, err := x.Explore(ctx, e, plan)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +256,7 @@ func TestExplorerRefusesBadSettings(t *testing.T) {
 		mod(&plan)
 		e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 1}
 		var rej *streams.RejectError
-		if _, err := x.Explore(ctx, e, plan, 0); !errors.As(err, &rej) {
+		if _, err := x.Explore(ctx, e, plan); !errors.As(err, &rej) {
 			t.Errorf("plan %+v: got %v, want a rejection", plan, err)
 		}
 	}

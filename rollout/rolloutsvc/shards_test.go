@@ -53,7 +53,7 @@ func exploreShards(t *testing.T, plan schemas.CyclePlan) (map[string]string, []s
 	raw, _ := json.Marshal(plan)
 	e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 2, Update: 6, Config: raw}
 	for k := range plan.ShardCount() {
-		if _, err := x.Explore(ctx, e, plan, k); err != nil {
+		if _, err := x.ExploreShard(ctx, e, plan, k); err != nil {
 			t.Fatalf("shard %d of %d: %v", k, plan.ShardCount(), err)
 		}
 	}
