@@ -45,7 +45,10 @@ type Options struct {
 	SwapAll          bool   `json:"swap-all"`
 	ExploreGroupSize int    `json:"explore-group"`
 	ExploreCollect   int    `json:"explore-collect"`
-	PRMFile          string `json:"prm"`
+	// ExploreShards splits each cycle's exploration into this many work
+	// items for as many explorers (learnersvc.Config.ExploreShards).
+	ExploreShards int    `json:"explore-shards"`
+	PRMFile       string `json:"prm"`
 	// PRMSources are recorded runs (on the run's server) a step-target PRM
 	// is trained on before the run, instead of the recipe's built-in
 	// source runs. Exclusive with PRMFile.
@@ -107,14 +110,14 @@ const DefaultPRMRefreshWindow = 8192
 func DefaultOptions() Options {
 	return Options{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
 		Tasks: 16, GroupSize: 8, Seed: 1, LR: 0.03, Epochs: 1, Beta: 0.01, EpsOn: 0.2, EpsOff: 0.1,
-		OffRatio: string(learner.OffRatioBehaviour), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1,
+		OffRatio: string(learner.OffRatioBehaviour), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, ExploreShards: 1,
 		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
 		PRMFeatures: PRMFeaturesHash, EvalEvery: 10, EvalEpisodes: 64, Actors: 1, Data: "runs", Recipe: RecipeTilted}
 }
 
 // CountKeys are the keys whose value is a count: at least 1, never 0 for
 // "the default".
-var CountKeys = []string{"k", "updates", "tasks", "group", "epochs", "explore-group", "prm-refresh-window",
+var CountKeys = []string{"k", "updates", "tasks", "group", "epochs", "explore-group", "explore-shards", "prm-refresh-window",
 	"prm-warmup-tasks", "eval-every", "eval-episodes", "actors", "keep-versions"}
 
 // derivedCounts are the counts whose zero Resolved replaces by a value
@@ -223,7 +226,8 @@ func (o Options) Config() (Config, error) {
 		Run: o.RunName(), Env: o.Env, EnvOptions: o.EnvOptions, Updates: o.Updates, Tasks: o.Tasks,
 		GroupSize: o.GroupSize, Seed: o.Seed, RSPO: o.RSPO, DenseOnly: o.DenseOnly, K: o.K,
 		ExploreGroupSize: o.ExploreGroupSize, ExploreCollect: o.ExploreCollect, ExploreCollectSet: true,
-		SwapAll: o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
+		ExploreShards: o.ExploreShards,
+		SwapAll:       o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
 		PRMRefreshExtraRuns: o.PRMRefreshExtra,
 		EvalEvery:           o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget), Featurizer: feat},

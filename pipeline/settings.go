@@ -21,9 +21,9 @@ var ErrSettingsChanged = errors.New("pipeline: run exists with other settings")
 
 // Settings are the options that define what a run trains, as JSON keys
 // and values: every option but the run's name, where it stores data, how
-// its work is spread (actors, verification, snapshots kept, evaluation
-// cadence) and how long it trains (updates: raising them on a finished
-// run continues it).
+// its work is spread (actors, explore shards, verification, snapshots
+// kept, evaluation cadence) and how long it trains (updates: raising them
+// on a finished run continues it).
 func (o Options) Settings() map[string]json.RawMessage {
 	raw, _ := json.Marshal(o.Resolved()) // Options holds only JSON-safe fields
 	var m map[string]json.RawMessage
@@ -35,7 +35,7 @@ func (o Options) Settings() map[string]json.RawMessage {
 }
 
 // notSettings are the option keys that do not define a run (see Settings).
-var notSettings = []string{"run", "data", "actors", "verify", "keep-versions", "eval-every", "updates"}
+var notSettings = []string{"run", "data", "actors", "verify", "keep-versions", "eval-every", "updates", "explore-shards"}
 
 func settingsKey(run string) string { return streams.StateKey(run, "pipeline", "settings") }
 

@@ -75,6 +75,14 @@ type CyclePlan struct {
 	// its environment and dead-letter those whose claimed outcome the
 	// replay disproves.
 	Verify bool `json:"verify,omitempty"`
+	// Shards is how many work items (ExploreShard) the cycle's exploration
+	// is split into: shard k collects the trajectories of the tasks
+	// ShardTasks(k) names, with the seeds and ids the whole cycle would
+	// give them, so what is explored does not depend on the shard count.
+	// In the trained mode every shard trains the same π_B (training is
+	// deterministic in the plan's seed) and only the collection is split.
+	// 0, in plans written before sharding, means 1; at most len(Tasks).
+	Shards int `json:"shards,omitempty"`
 }
 
 // Validate reports whether the plan can be carried out.
@@ -94,6 +102,8 @@ func (p CyclePlan) Validate() error {
 		return &ValidationError{Field: "plan.collect", Reason: "0 leaves the buffer empty unless swap_all is set with updates > 0"}
 	case p.PRMVersion < 0:
 		return &ValidationError{Field: "plan.prm_version", Reason: "negative"}
+	case p.Shards < 0 || p.Shards > len(p.Tasks):
+		return &ValidationError{Field: "plan.shards", Reason: fmt.Sprintf("%d shards for %d tasks, want 1..%d (0: one)", p.Shards, len(p.Tasks), len(p.Tasks))}
 	}
 	return p.ValidateExplorer()
 }
@@ -112,8 +122,25 @@ func (p CyclePlan) ValidateExplorer() error {
 		return &ValidationError{Field: "plan.gate_auc", Reason: fmt.Sprintf("%v not in [0, 1]", p.GateAUC)}
 	case p.Tilt > 0 && p.PRMNoise > 0:
 		return &ValidationError{Field: "plan.prm_noise", Reason: "explore tilt and PRM noise together: noise is not applied to tilted action scores; use one"}
+	case p.ShardCount() > 1 && p.PRMNoise > 0:
+		// the noise of a collection is one stream drawn in trajectory
+		// order: a shard cannot draw its part without the others' steps
+		return &ValidationError{Field: "plan.prm_noise", Reason: fmt.Sprintf("PRM noise with %d explore shards: the noise draws depend on the whole collection; explore in one shard", p.ShardCount())}
 	}
 	return nil
+}
+
+// ShardCount is the number of shards of the cycle's exploration: Shards,
+// 1 when unset.
+func (p CyclePlan) ShardCount() int { return max(1, p.Shards) }
+
+// ShardTasks returns the task indices [lo, hi) of shard k of the plan's
+// ShardCount shards: contiguous ranges, in order, whose sizes differ by at
+// most one, so shard 0 of 1 is every task and no shard of a valid plan is
+// empty.
+func (p CyclePlan) ShardTasks(k int) (lo, hi int) {
+	n, s := len(p.Tasks), p.ShardCount()
+	return k * n / s, (k + 1) * n / s
 }
 
 // ModeOrDefault is the plan's mode, ExplorerPRM when unset.

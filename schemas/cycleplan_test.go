@@ -54,6 +54,12 @@ func TestCyclePlanValidate(t *testing.T) {
 		{"negative noise", func(p *CyclePlan) { p.PRMNoise = -0.1 }, "plan.prm_noise"},
 		{"gate above 1", func(p *CyclePlan) { p.GateAUC = 1.5 }, "plan.gate_auc"},
 		{"tilt with noise", func(p *CyclePlan) { p.Tilt, p.PRMNoise = 2, 0.1 }, "plan.prm_noise"},
+		{"negative shards", func(p *CyclePlan) { p.Shards = -1 }, "plan.shards"},
+		{"more shards than tasks", func(p *CyclePlan) { p.Shards = 2 }, "plan.shards"},
+		{"shards with noise", func(p *CyclePlan) {
+			p.Tasks = append(p.Tasks, TaskRef{ID: "household/train/2"})
+			p.Tilt, p.Shards, p.PRMNoise = 0, 2, 0.1
+		}, "plan.prm_noise"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -61,6 +61,12 @@ type Event struct {
 	// Trajectories counts the trajectories the event covers (cycle.explored:
 	// how many the explorer published for the cycle).
 	Trajectories int64 `json:"trajectories,omitempty"`
+	// Shard and Shards place a cycle.explored in the cycle's exploration:
+	// shard Shard of the Shards the plan split it into (ExploreShard), and
+	// Trajectories counts that shard's. Shards 0, in events written before
+	// sharding, is the whole cycle.
+	Shard  int64 `json:"shard,omitempty"`
+	Shards int64 `json:"shards,omitempty"`
 	// Update is the learner's update counter at the time of the event.
 	Update int64 `json:"update,omitempty"`
 	// Config carries the run configuration (run.started) or other
@@ -103,6 +109,12 @@ func (e Event) Validate() error {
 	}
 	if e.Trajectories < 0 || e.Update < 0 {
 		return &ValidationError{Field: "trajectories/update", Reason: "negative"}
+	}
+	if e.Shards < 0 || e.Shards > MaxRolloutTasks || e.Shard < 0 || e.Shard >= max(1, e.Shards) {
+		return &ValidationError{Field: "shard/shards", Reason: fmt.Sprintf("shard %d of %d: want 0 ≤ shard < shards ≤ %d (shards 0: the whole cycle)", e.Shard, e.Shards, MaxRolloutTasks)}
+	}
+	if e.Shards > 0 && e.Type != EventCycleExplored {
+		return &ValidationError{Field: "shards", Reason: fmt.Sprintf("only %s events name a shard, not %s", EventCycleExplored, e.Type)}
 	}
 	if len(e.Model) > MaxModelName {
 		return &ValidationError{Field: "model", Reason: fmt.Sprintf("%d bytes, at most %d", len(e.Model), MaxModelName)}

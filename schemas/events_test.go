@@ -61,6 +61,10 @@ func TestEventValidate(t *testing.T) {
 		{"negative prm version", func(e *Event) { e.PRMVersion = -1 }, "cycle/version"},
 		{"negative trajectories", func(e *Event) { e.Trajectories = -1 }, "trajectories/update"},
 		{"NaN metric", func(e *Event) { e.Metrics["loss"] = math.NaN() }, `metrics["loss"]`},
+		{"shard past the shards", func(e *Event) { e.Type, e.Shard, e.Shards = EventCycleExplored, 3, 3 }, "shard/shards"},
+		{"shard of no shard count", func(e *Event) { e.Type, e.Shard = EventCycleExplored, 1 }, "shard/shards"},
+		{"negative shards", func(e *Event) { e.Type, e.Shards = EventCycleExplored, -1 }, "shard/shards"},
+		{"shards on another event", func(e *Event) { e.Shards = 2 }, "shards"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +75,19 @@ func TestEventValidate(t *testing.T) {
 				t.Errorf("EncodeEvent: got %v, want ErrInvalid", err)
 			}
 		})
+	}
+}
+
+func TestShardedCycleExploredRoundTrip(t *testing.T) {
+	want := Event{Type: EventCycleExplored, Run: "r1", Time: time.Unix(5, 0).UTC(), Cycle: 3, PolicyVersion: 9,
+		Shard: 2, Shards: 3, Trajectories: 12, Metrics: map[string]float64{"env_steps": 340}}
+	b, err := EncodeEvent(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeEvent(b)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, %v; want %+v", got, err, want)
 	}
 }
 

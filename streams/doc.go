@@ -11,6 +11,7 @@
 //	rspo.<run>.traj.explore       RSPO_TRAJ     one trajectory, Arrow IPC
 //	rspo.<run>.swapped            RSPO_SWAPPED  one relabelled trajectory, Arrow IPC
 //	rspo.<run>.work.rollout       RSPO_WORK     rollout request, JSON (work queue)
+//	rspo.<run>.work.explore       RSPO_WORK     explore shard, JSON (work queue)
 //	rspo.<run>.ctrl.<event>       RSPO_CTRL     control event, JSON
 //	rspo.<run>.metrics.<comp>     RSPO_METRICS  metrics event, JSON
 //	rspo.<run>.dlq.<comp>         RSPO_DLQ      rejected message, reason in headers

@@ -43,12 +43,18 @@ func corpusSeeds(t *testing.T) map[string][2]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shard, err := schemas.EncodeExploreShard(schemas.ExploreShard{Run: "r", Cycle: 1, PolicyVersion: 3, Shard: 1, Shards: 2,
+		TaskStart: 4, TaskEnd: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return map[string][2]string{
 		"trajectory": {"rspo.r.traj.explore", string(arrow)},
 		"swapped":    {"rspo.r.swapped", string(arrow)},
 		"event":      {"rspo.r.ctrl.policy.published", string(ev)},
 		"metrics":    {"rspo.r.metrics.learner", string(met)},
 		"rollout":    {"rspo.r.work.rollout", string(req)},
+		"shard":      {"rspo.r.work.explore", string(shard)},
 		"deadletter": {"rspo.r.dlq.swapper", "not arrow"},
 	}
 }

@@ -16,7 +16,7 @@ import (
 // `go test -run TestFuzzCorpus -update`) and the cases below.
 func FuzzMessageDecode(f *testing.F) {
 	for _, s := range []string{"rspo.r.traj.explore", "rspo.r.swapped", "rspo.r.ctrl.run.started",
-		"rspo.r.metrics.learner", "rspo.r.work.rollout", "rspo.r.dlq.swapper", "other"} {
+		"rspo.r.metrics.learner", "rspo.r.work.rollout", "rspo.r.work.explore", "rspo.r.dlq.swapper", "other"} {
 		f.Add(s, []byte("{}"))
 		f.Add(s, []byte(""))
 	}
@@ -25,7 +25,7 @@ func FuzzMessageDecode(f *testing.F) {
 		m := Message{Subject: subject, Raw: raw}
 		m.decode()
 		typed := 0
-		for _, set := range []bool{m.Trajectory != nil, m.Event != nil, m.Metrics != nil, m.Rollout != nil} {
+		for _, set := range []bool{m.Trajectory != nil, m.Event != nil, m.Metrics != nil, m.Rollout != nil, m.Shard != nil} {
 			if set {
 				typed++
 			}

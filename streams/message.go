@@ -13,7 +13,7 @@ import (
 )
 
 // Message is a stored message decoded by its subject: exactly one of
-// Trajectory, Event, Metrics and Rollout is set, unless the payload did not
+// Trajectory, Event, Metrics, Rollout and Shard is set, unless the payload did not
 // decode (Err) or the subject carries no decodable payload (dead letters,
 // whose reason is in Headers). Raw is always the payload.
 type Message struct {
@@ -30,6 +30,7 @@ type Message struct {
 	Event      *schemas.Event
 	Metrics    *schemas.MetricsEvent
 	Rollout    *schemas.RolloutRequest
+	Shard      *schemas.ExploreShard
 
 	// Raw is the undecoded payload.
 	Raw []byte
@@ -39,7 +40,8 @@ type Message struct {
 
 // DecodeMessage decodes a JetStream message by the kind of its subject:
 // traj.* and swapped as a trajectory, ctrl.* as an event, metrics.* as a
-// metrics event, work.rollout as a rollout request.
+// metrics event, work.rollout as a rollout request, work.explore as an
+// explore shard.
 func DecodeMessage(msg jetstream.Msg) Message {
 	m := Message{Subject: msg.Subject(), Headers: msg.Headers(), Raw: msg.Data()}
 	if md, err := msg.Metadata(); err == nil {
@@ -61,6 +63,11 @@ func (m *Message) decode() {
 		e, err := schemas.DecodeMetrics(m.Raw)
 		m.Metrics, m.Err = keep(e, err)
 	case "work":
+		if m.Subject == Subjects(RunOf(m.Subject)).WorkExplore {
+			sh, err := schemas.DecodeExploreShard(m.Raw)
+			m.Shard, m.Err = keep(sh, err)
+			return
+		}
 		r, err := schemas.DecodeRolloutRequest(m.Raw)
 		m.Rollout, m.Err = keep(r, err)
 	}
@@ -93,6 +100,7 @@ type messageJSON struct {
 	Event      *schemas.Event        `json:"event,omitempty"`
 	Metrics    *schemas.MetricsEvent `json:"metrics,omitempty"`
 	Rollout    *rolloutJSON          `json:"rollout,omitempty"`
+	Shard      *schemas.ExploreShard `json:"explore_shard,omitempty"`
 	// Payload is the raw payload when nothing was decoded: as text when it
 	// is valid UTF-8, else PayloadBase64 holds it.
 	Payload       *string `json:"payload,omitempty"`
@@ -126,14 +134,16 @@ func newRolloutJSON(r *schemas.RolloutRequest) *rolloutJSON {
 
 // MarshalJSON writes the message as one JSON object: stream, seq, time,
 // subject, headers (first value of each), the decoded record under
-// "trajectory", "event", "metrics" or "rollout", and otherwise the raw
-// payload ("payload" if UTF-8 text, else "payload_base64") with "error".
+// "trajectory", "event", "metrics", "rollout" or "explore_shard", and
+// otherwise the raw payload ("payload" if UTF-8 text, else
+// "payload_base64") with "error".
 // The 64-bit seeds and state keys of trajectories and rollout requests
 // are strings.
 func (m Message) MarshalJSON() ([]byte, error) {
 	j := messageJSON{
 		Stream: m.Stream, Seq: m.Seq, Time: m.Time, Subject: m.Subject,
 		Trajectory: m.Trajectory, Event: m.Event, Metrics: m.Metrics, Rollout: newRolloutJSON(m.Rollout),
+		Shard: m.Shard,
 	}
 	if len(m.Headers) > 0 {
 		j.Headers = make(map[string]string, len(m.Headers))
@@ -144,7 +154,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if m.Err != nil {
 		j.Error = m.Err.Error()
 	}
-	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil {
+	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil && m.Shard == nil {
 		if utf8.Valid(m.Raw) {
 			s := string(m.Raw)
 			j.Payload = &s

@@ -43,9 +43,14 @@ func PublishEvent(ctx context.Context, js jetstream.JetStream, e schemas.Event) 
 }
 
 // EventID is the deterministic message id of a control event: its run,
-// type, cycle, versions and update counter.
+// type, cycle, versions and update counter, and for one shard of a sharded
+// cycle.explored its shard, so each shard's event is stored once.
 func EventID(e schemas.Event) string {
-	return fmt.Sprintf("%s/ctrl/%s/c%d/p%d/m%d/u%d", e.Run, e.Type, e.Cycle, e.PolicyVersion, e.PRMVersion, e.Update)
+	id := fmt.Sprintf("%s/ctrl/%s/c%d/p%d/m%d/u%d", e.Run, e.Type, e.Cycle, e.PolicyVersion, e.PRMVersion, e.Update)
+	if e.Shards > 1 {
+		id += fmt.Sprintf("/s%dof%d", e.Shard, e.Shards)
+	}
+	return id
 }
 
 // PublishMetrics publishes a metrics event on rspo.<run>.metrics.<component>.
@@ -84,4 +89,26 @@ func PublishRollout(ctx context.Context, js jetstream.JetStream, r schemas.Rollo
 	h := dataHeaders(RolloutID(r), r.Run, r.Cycle, r.PolicyVersion, string(r.Source), ContentTypeJSON)
 	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
 	return Publish(ctx, js, Subjects(r.Run).WorkRollout, b, h)
+}
+
+// ExploreShardID is an explore shard's message id: its run, cycle, π_θ
+// version and index, so a learner that queues a cycle's shards again (after
+// a restart) queues each once within the dedupe window.
+func ExploreShardID(s schemas.ExploreShard) string {
+	return fmt.Sprintf("%s/explore/c%d/p%d/s%dof%d", s.Run, s.Cycle, s.PolicyVersion, s.Shard, s.Shards)
+}
+
+// PublishExploreShard queues an explore shard on rspo.<run>.work.explore
+// with ExploreShardID as message id.
+func PublishExploreShard(ctx context.Context, js jetstream.JetStream, s schemas.ExploreShard) (*jetstream.PubAck, error) {
+	if err := ValidateRun(s.Run); err != nil {
+		return nil, err
+	}
+	b, err := schemas.EncodeExploreShard(s)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode explore shard %d of cycle %d: %w", s.Shard, s.Cycle, err)
+	}
+	h := dataHeaders(ExploreShardID(s), s.Run, s.Cycle, s.PolicyVersion, "", ContentTypeJSON)
+	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
+	return Publish(ctx, js, Subjects(s.Run).WorkExplore, b, h)
 }

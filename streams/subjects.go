@@ -56,6 +56,10 @@ type RunSubjects struct {
 	Swapped string
 	// WorkRollout carries rollout requests: rspo.<run>.work.rollout.
 	WorkRollout string
+	// WorkExplore carries the shards of each cycle's exploration
+	// (schemas.ExploreShard): rspo.<run>.work.explore. Like WorkRollout it
+	// is a work-queue subject, consumed by a shared durable, not replayed.
+	WorkExplore string
 	// BufferSample is the buffer service's sampling endpoint (request/reply).
 	BufferSample string
 	// BufferStats is the buffer service's statistics endpoint (request/reply).
@@ -77,6 +81,7 @@ func Subjects(run string) RunSubjects {
 		TrajExplore:  p + "traj." + string(schemas.SourceExplore),
 		Swapped:      p + "swapped",
 		WorkRollout:  p + "work.rollout",
+		WorkExplore:  p + "work.explore",
 		BufferSample: p + "buffer.sample",
 		BufferStats:  p + "buffer.stats",
 		PRMScore:     p + "prm.score",

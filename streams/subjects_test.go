@@ -49,6 +49,7 @@ func TestSubjects(t *testing.T) {
 		{"traj by source", s.Traj(schemas.SourceExplore), "rspo.r1.traj.explore", StreamTraj},
 		{"swapped", s.Swapped, "rspo.r1.swapped", StreamSwapped},
 		{"work", s.WorkRollout, "rspo.r1.work.rollout", StreamWork},
+		{"explore shards", s.WorkExplore, "rspo.r1.work.explore", StreamWork},
 		{"ctrl", s.Ctrl(schemas.EventCycleStarted), "rspo.r1.ctrl.cycle.started", StreamCtrl},
 		{"metrics", s.Metrics("learner"), "rspo.r1.metrics.learner", StreamMetrics},
 		{"dlq", s.DLQ("swapper"), "rspo.r1.dlq.swapper", StreamDLQ},

@@ -33,6 +33,9 @@ var (
 	// RolloutRequests are the learner's work requests (JSON).
 	RolloutRequests = Payload[schemas.RolloutRequest]{Name: "rollout request", Decode: schemas.DecodeRolloutRequest,
 		Run: func(r schemas.RolloutRequest) string { return r.Run }}
+	// ExploreShards are the shards of the learner's cycles (JSON).
+	ExploreShards = Payload[schemas.ExploreShard]{Name: "explore shard", Decode: schemas.DecodeExploreShard,
+		Run: func(s schemas.ExploreShard) string { return s.Run }}
 )
 
 // Delivery is a decoded message of the consumer's run, with the raw

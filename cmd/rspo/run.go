@@ -115,6 +115,9 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.SwapAll, "swap-all", false, "swap every explorer training rollout into the buffer, not only the final collection")
 	derivedCountVar(fs, &o.ExploreGroupSize, "explore-group", "N/2, at least 2", "explorer rollouts per task in each of its updates")
 	fs.IntVar(&o.ExploreCollect, "explore-collect", o.ExploreCollect, "final explorer rollouts per task for the buffer (0 needs --swap-all)")
+	countVar(fs, &o.ExploreShards, "explore-shards", "split each cycle's exploration into this many work items, for as many explorer processes; "+
+		"what is explored and trained does not depend on it (a trained π_B is trained in every shard, only its collection is split); "+
+		"at most the cycle's k·(1−α)·B tasks; excludes --prm-noise")
 	fs.StringVar(&o.Recipe, "recipe", o.Recipe, "defaults to train with: tilted (a step-target PRM from recorded runs of the easy preset, a tilted explorer, the π_θ/π_old ratio: where the dense reward pays) or paper (the paper's RSPO)")
 	fs.StringArrayVar(&o.PRMSources, "prm-source", nil, "recorded run to train the tilted recipe's PRM on, instead of its built-in source runs (repeatable)")
 	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with rspo prm train)")

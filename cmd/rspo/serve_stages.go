@@ -112,12 +112,16 @@ func newServeExplorerCmd() *cobra.Command {
 	var pf policyFlags
 	cmd := &cobra.Command{
 		Use:   "explorer",
-		Short: "Run RSPO's stage 1 for every cycle the learner starts, as its plan says",
-		Long: "On every cycle.started event: copy π_θ of the announced version and explore as the cycle's\n" +
-			"plan says — train the copy for k updates on the PRM's dense rewards (the paper's explorer),\n" +
-			"or act with π_θ·exp(λ·PRM score) (--explore-tilt on the learner), or the frozen and\n" +
-			"random-prm controls — publish its rollouts to rspo.<run>.traj.explore for the swapper, then\n" +
-			"announce cycle.explored. Every explorer setting is the learner's: this stage needs only --run.",
+		Short: "Run RSPO's stage 1 for the cycles the learner starts, one shard at a time (start as many as it has shards)",
+		Long: "Pull explore shards from rspo.<run>.work.explore (the learner queues --explore-shards of them\n" +
+			"per cycle; explorers of a run share them as a work queue). For each: read the cycle's plan from\n" +
+			"its cycle.started event, copy π_θ of the announced version and explore as the plan says — train\n" +
+			"the copy for k updates on the PRM's dense rewards (the paper's explorer; every shard trains the\n" +
+			"same π_B on all the cycle's tasks, only the collection is split), or act with π_θ·exp(λ·PRM score)\n" +
+			"(--explore-tilt on the learner), or the frozen and random-prm controls — publish the rollouts of\n" +
+			"the shard's tasks to rspo.<run>.traj.explore for the swapper, then announce the shard's\n" +
+			"cycle.explored. A killed explorer's shard goes to another after --ack-wait, redone with the same\n" +
+			"seeds and trajectory ids. Every explorer setting is the learner's: this stage needs only --run.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Explorer.AckWait <= 0 {
@@ -134,7 +138,7 @@ func newServeExplorerCmd() *cobra.Command {
 	fs.StringVar(&cfg.Learner.Run, "run", "", "run name (required)")
 	fs.StringVar(&cfg.Explorer.Name, "name", "", "explorer name in trajectories (default explorer-<host>-<pid>)")
 	fs.IntVar(&cfg.Explorer.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
-	fs.DurationVar(&cfg.Explorer.AckWait, "ack-wait", 30*time.Second, "a killed explorer's cycle goes to another explorer after this long (heartbeats every third of it)")
+	fs.DurationVar(&cfg.Explorer.AckWait, "ack-wait", 30*time.Second, "a killed explorer's shard goes to another explorer after this long (heartbeats every third of it)")
 	refuseFlags(fs, "explorer settings are the learner's (rspo serve learner --explorer, --explore-tilt, "+
 		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
 	pf.register(fs) // tilted and frozen cycles may play through a chat server

@@ -76,6 +76,12 @@ type Config struct {
 	ExploreCollectSet bool
 	// SwapAll publishes every explorer training rollout into the buffer.
 	SwapAll bool
+	// ExploreShards is how many work items each cycle's exploration is
+	// split into (schemas.CyclePlan.Shards), for as many explorers to share.
+	// Default 1: one explorer explores the whole cycle. At most the cycle's
+	// K·(1−α)·B tasks; more than 1 excludes PRMNoise. What is explored does
+	// not depend on it.
+	ExploreShards int
 
 	// PRM is the initial PRM (e.g. trained on other runs); nil with a PRM
 	// needed means a warm-up: collect PRMWarmupTasks×GroupSize rollouts
@@ -154,6 +160,7 @@ func (c Config) WithDefaults() Config {
 	def(&c.GroupSize, 8)
 	def(&c.K, 3)
 	def(&c.ExploreGroupSize, max(2, c.GroupSize/2))
+	def(&c.ExploreShards, 1)
 	if !c.ExploreCollectSet && c.ExploreCollect == 0 {
 		c.ExploreCollect = 1
 	}
@@ -223,6 +230,9 @@ func (c Config) Validate() error {
 	if err := c.explorePlanShape().ValidateExplorer(); err != nil {
 		errs = append(errs, fmt.Errorf("learnersvc: explorer settings: %w", err))
 	}
+	if err := c.validateShards(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.ExploreCollect < 0 || (c.ExploreCollect == 0 && !c.SwapAll) {
 		bad("explore collect %d: want ≥ 1, or 0 together with swap-all", c.ExploreCollect)
 	}
@@ -279,7 +289,7 @@ func (c Config) needsPRM() bool {
 func (c Config) explorePlanShape() schemas.CyclePlan {
 	return schemas.CyclePlan{Env: c.Env, EnvOptions: c.EnvOptions, GroupSize: c.ExploreGroupSize,
 		Updates: c.K, Collect: c.ExploreCollect, SwapAll: c.SwapAll, Mode: c.Explorer,
-		Tilt: c.ExploreTilt, PRMNoise: c.PRMNoise, GateAUC: c.GateAUC, Verify: c.Verify}
+		Tilt: c.ExploreTilt, PRMNoise: c.PRMNoise, GateAUC: c.GateAUC, Verify: c.Verify, Shards: c.ExploreShards}
 }
 
 // explorePlan is explorePlanShape with π_B's trainer: the learner's own

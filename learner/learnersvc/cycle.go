@@ -12,10 +12,11 @@ import (
 	"github.com/rspo-dev/rspo/streams"
 )
 
-// startCycle publishes cycle.started with the cycle's plan and waits until
-// the explorer has explored it and the buffer holds its records. A wait
-// that times out is logged and training goes on with what the buffer
-// holds: the learner never blocks forever on a missing explorer.
+// startCycle publishes cycle.started with the cycle's plan, queues the
+// plan's explore shards for the explorers and waits until every shard is
+// explored and the buffer holds the cycle's records. A wait that times out
+// is logged and training goes on with what the buffer holds: the learner
+// never blocks forever on a missing explorer.
 func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 	pool, err := s.cycleTasks(cycle)
 	if err != nil {
@@ -40,24 +41,29 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 		PolicyVersion: s.pol.Version(), PRMVersion: plan.PRMVersion, Update: s.cp.Update, Config: raw}); err != nil {
 		return err
 	}
-	s.cfg.Logger.Info("cycle started", "cycle", cycle, "policy_version", s.pol.Version(), "tasks", len(pool))
-	return s.awaitExploration(ctx, cycle, int64(len(pool)))
+	if err := s.queueShards(ctx, cycle, plan); err != nil {
+		return err
+	}
+	s.cfg.Logger.Info("cycle started", "cycle", cycle, "policy_version", s.pol.Version(), "tasks", len(pool),
+		"shards", plan.ShardCount())
+	return s.awaitExploration(ctx, cycle, plan)
 }
 
 // errFound stops a replay once the awaited event is seen.
 var errFound = errors.New("learnersvc: found")
 
-// awaitExploration waits for the cycle.explored that answers the cycle's
-// plan and then for the buffer to hold the records it announced. An event
-// that cannot answer it — another policy version, or fewer trajectories
-// than the plan's tasks, the least any explorer mode publishes — is logged,
-// counted and ignored: a forged "explored, 0 trajectories" must not end
-// the wait.
-func (s *Service) awaitExploration(ctx context.Context, cycle, minTrajectories int64) error {
+// awaitExploration waits for a cycle.explored of every shard of the
+// cycle's plan (the first answer of each shard counts) and then for the
+// buffer to hold the records they announced together. An event that
+// cannot answer a shard — another policy version or shard count, or fewer
+// trajectories than the shard's tasks, the least any explorer mode
+// publishes — is logged, counted and ignored: a forged "explored, 0
+// trajectories" must not end the wait.
+func (s *Service) awaitExploration(ctx context.Context, cycle int64, plan schemas.CyclePlan) error {
 	deadline := time.Now().Add(s.cfg.ExploreTimeout)
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	var explored schemas.Event
+	reports := newShardReports(plan, s.pol.Version())
 	err := streams.Replay(wctx, s.js, streams.ReplayOptions{Run: s.cfg.Run,
 		Subject: streams.CtrlKind(schemas.EventCycleExplored), Follow: true},
 		func(m streams.Message) error {
@@ -66,14 +72,14 @@ func (s *Service) awaitExploration(ctx context.Context, cycle, minTrajectories i
 				s.ignored++
 				s.cfg.Logger.Warn("ignoring an undecodable message on cycle.explored", "seq", m.Seq, "err", m.Err)
 			case m.Event.Cycle != cycle:
-			case m.Event.PolicyVersion != s.pol.Version() || m.Event.Trajectories < minTrajectories:
-				s.ignored++
-				s.cfg.Logger.Warn("ignoring a cycle.explored that does not answer the cycle's plan", "cycle", cycle,
-					"policy_version", m.Event.PolicyVersion, "want_policy_version", s.pol.Version(),
-					"trajectories", m.Event.Trajectories, "want_at_least", minTrajectories, "seq", m.Seq)
 			default:
-				explored = *m.Event
-				return errFound
+				if err := reports.add(*m.Event); err != nil {
+					s.ignored++
+					s.cfg.Logger.Warn("ignoring a cycle.explored that does not answer the cycle's plan", "cycle", cycle,
+						"seq", m.Seq, "err", err)
+				} else if reports.complete() {
+					return errFound
+				}
 			}
 			return nil
 		})
@@ -81,15 +87,16 @@ func (s *Service) awaitExploration(ctx context.Context, cycle, minTrajectories i
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.cfg.Logger.Warn("no cycle.explored before the timeout: training on what the buffer holds",
-			"cycle", cycle, "timeout", s.cfg.ExploreTimeout, "err", err)
+		s.cfg.Logger.Warn("not every shard explored before the timeout: training on what the buffer holds",
+			"cycle", cycle, "shards_explored", len(reports.got), "shards", plan.ShardCount(),
+			"timeout", s.cfg.ExploreTimeout, "err", err)
 		return nil
 	}
 	if cycle >= s.cp.ExploredCycles { // count each cycle's explorer steps once, also across restarts
-		s.cp.EnvStepsExplorer += int64(explored.Metrics["env_steps"])
+		s.cp.EnvStepsExplorer += reports.envSteps()
 		s.cp.ExploredCycles = cycle + 1
 	}
-	return s.awaitBuffer(wctx, ctx, cycle, explored.Trajectories)
+	return s.awaitBuffer(wctx, ctx, cycle, reports.trajectories())
 }
 
 // awaitBuffer polls the buffer's stats until the cycle holds want records.

@@ -14,10 +14,15 @@
 // buffer; it is the form in which a PRM fitted step by step
 // (prm.TargetStep) on other runs pays (see docs/experiments.md).
 //
+// A cycle's exploration comes as shards (schemas.ExploreShard) on a work
+// queue the run's explorers share: each explores its shard's tasks of the
+// cycle's plan, read from the cycle.started event, with the seeds and ids
+// the whole cycle would give them.
+//
 // Both are services: Run(ctx) consumes typed, run-checked messages
 // (streams.Typed) until ctx ends and drains. The acting itself is the
 // rollout core (package rollout) over an envs.Env; this package only wires
 // it to the bus with the core's deterministic ids and seeds, so a
-// redelivered request or cycle reproduces exactly the trajectories it did
+// redelivered request or shard reproduces exactly the trajectories it did
 // before and JetStream's dedupe stores them once.
 package rolloutsvc

@@ -33,13 +33,13 @@ type ExplorerConfig struct {
 	RandomPRMSeed uint64
 	// Parallel is how many episodes run at once. Default GOMAXPROCS.
 	Parallel int
-	// AckWait is how long a cycle stays claimed without a heartbeat: the
+	// AckWait is how long a shard stays claimed without a heartbeat: the
 	// explorer reports progress every AckWait/3, so a crashed explorer's
-	// cycle is redelivered to another (or the restarted) explorer after at
+	// shard is redelivered to another (or the restarted) explorer after at
 	// most AckWait. Default 30s.
 	AckWait time.Duration
 	Logger  *slog.Logger
-	// Counters, if set, counts the cycles its consumer settles
+	// Counters, if set, counts the shards its consumer settles
 	// (streams.ConsumerConfig.Counters).
 	Counters streams.Counters
 	// Backend, if set, plays π_θ of each cycle's version through it (a
@@ -77,19 +77,26 @@ func TrainerOf(plan schemas.CyclePlan) (learner.Config, error) {
 	return tc, tc.Validate()
 }
 
-// ExplorerDurable names the consumer of cycle.started events shared by run's
-// explorers: each cycle is explored by one of them.
+// ExplorerDurable names the work-queue consumer of explore shards
+// (rspo.<run>.work.explore) that run's explorers share: each shard is
+// explored by one of them.
 func ExplorerDurable(run string) string { return "explorers-" + run }
 
-// Explorer runs RSPO's stage 1 for every cycle.started event: π_B ← π_θ(v);
-// k dense-reward updates of π_B scored by the PRM; the final π_B's rollouts
-// (and, with SwapAll, every training rollout) published to
-// rspo.<run>.traj.explore for the swapper; then cycle.explored.
+// Explorer runs RSPO's stage 1 for every explore shard the learner queues:
+// π_B ← π_θ(v) as the cycle's plan (read from its cycle.started event)
+// says — k dense-reward updates of π_B scored by the PRM, acting-time
+// tilting, or a control — then the shard's rollouts of the final π_B (and,
+// with SwapAll, its tasks' training rollouts) published to
+// rspo.<run>.traj.explore for the swapper, then the shard's
+// cycle.explored. A trained π_B learns from every task of the cycle in
+// every shard, so explorers agree on it: sharding splits the collection,
+// not π_B's training.
 type Explorer struct {
 	cfg      ExplorerConfig
 	js       jetstream.JetStream
 	policies *PolicyCache
 	envs     rollout.EnvCache
+	plans    *cyclePlans
 }
 
 // NewExplorer returns an explorer for cfg.
@@ -98,45 +105,75 @@ func NewExplorer(js jetstream.JetStream, cfg ExplorerConfig) (*Explorer, error) 
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Explorer{cfg: cfg, js: js, policies: NewPolicyCache(js, cfg.Run, 2)}, nil
+	return &Explorer{cfg: cfg, js: js, policies: NewPolicyCache(js, cfg.Run, 2), plans: newCyclePlans(js, cfg.Run)}, nil
 }
 
-// Run explores cycles until ctx ends.
+// Run explores shards until ctx ends, then finishes the shard in hand.
 func (x *Explorer) Run(ctx context.Context) error {
 	return streams.Consume(ctx, x.js, streams.ConsumerConfig{
-		Stream:        streams.StreamCtrl,
+		Stream:        streams.StreamWork,
 		Durable:       ExplorerDurable(x.cfg.Run),
-		FilterSubject: streams.Subjects(x.cfg.Run).Ctrl(schemas.EventCycleStarted),
+		FilterSubject: streams.Subjects(x.cfg.Run).WorkExplore,
 		Component:     "explorer",
 		Batch:         1,
 		AckWait:       x.cfg.AckWait,
 		Logger:        x.cfg.Logger,
 		Counters:      x.cfg.Counters,
-	}, streams.Typed(streams.Events, x.cfg.Run, x.handle))
+	}, streams.Typed(streams.ExploreShards, x.cfg.Run, x.handle))
 }
 
-func (x *Explorer) handle(ctx context.Context, d streams.Delivery[schemas.Event]) error {
-	plan, err := schemas.CyclePlanOf(d.Value)
+func (x *Explorer) handle(ctx context.Context, d streams.Delivery[schemas.ExploreShard]) error {
+	defer keepAlive(ctx, d.Msg, x.cfg.AckWait/3)()
+	started, plan, err := x.plans.get(ctx, d.Value.Cycle, d.Value.PolicyVersion)
 	if err != nil {
+		return err
+	}
+	if err := d.Value.CheckPlan(plan); err != nil {
 		return streams.Reject(err)
 	}
-	defer keepAlive(ctx, d.Msg, x.cfg.AckWait/3)()
-	_, err = x.Explore(ctx, d.Value, plan)
-	return err
+	res, err := x.ExploreShard(ctx, started, plan, d.Value.Shard)
+	if err != nil {
+		return err
+	}
+	x.cfg.Logger.Debug("explore shard done", "cycle", d.Value.Cycle, "shard", d.Value.Shard, "shards", d.Value.Shards,
+		"trajectories", res.Published)
+	return nil
 }
 
-// ExploreResult summarises one cycle's exploration.
+// ExploreResult summarises one shard's exploration.
 type ExploreResult struct {
 	Published  int   // trajectories published for the swap
-	EnvSteps   int64 // every environment step the explorer took
+	EnvSteps   int64 // every environment step the explorer took, π_B's training included
 	Shaped     bool  // false when π_B stayed a plain copy (frozen or gated)
 	PRMVersion int64
 }
 
-// Explore carries out one cycle's plan and announces cycle.explored.
+// Explore carries out the whole plan of the cycle.started event e, one
+// shard after another, and announces each shard's cycle.explored: what the
+// explorers of a run do between them. The result sums the shards'.
 func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.CyclePlan) (ExploreResult, error) {
+	var sum ExploreResult
+	for k := range plan.ShardCount() {
+		res, err := x.ExploreShard(ctx, e, plan, k)
+		sum.Published += res.Published
+		sum.EnvSteps += res.EnvSteps
+		sum.Shaped, sum.PRMVersion = res.Shaped, res.PRMVersion
+		if err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+// ExploreShard carries out shard (0 ≤ shard < plan.ShardCount()) of the
+// plan of the cycle.started event e and announces the shard's
+// cycle.explored. Shard 0 of a one-shard plan is the whole cycle.
+func (x *Explorer) ExploreShard(ctx context.Context, e schemas.Event, plan schemas.CyclePlan, shard int) (ExploreResult, error) {
 	if err := plan.Validate(); err != nil {
 		return ExploreResult{}, streams.Reject(err)
+	}
+	if shard < 0 || shard >= plan.ShardCount() {
+		return ExploreResult{}, streams.Rejectf("shard %d of a cycle plan with %d shards", shard, plan.ShardCount())
 	}
 	trainer, err := TrainerOf(plan)
 	if err != nil {
@@ -158,7 +195,8 @@ func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.Cy
 	if err != nil {
 		return ExploreResult{}, err
 	}
-	c := cycleRun{x: x, env: env, plan: plan, trainer: trainer, cycle: e.Cycle, update: e.Update, model: model}
+	c := cycleRun{x: x, env: env, plan: plan, trainer: trainer, cycle: e.Cycle, update: e.Update, model: model, shard: shard}
+	c.lo, c.hi = plan.ShardTasks(shard)
 	if x.cfg.Backend != nil {
 		if c.player, err = x.servedPlayer(ctx, e.PolicyVersion, plan, model); err != nil {
 			return ExploreResult{}, err
@@ -170,6 +208,7 @@ func (x *Explorer) Explore(ctx context.Context, e schemas.Event, plan schemas.Cy
 	}
 	done := schemas.Event{Type: schemas.EventCycleExplored, Run: x.cfg.Run, Time: time.Now().UTC(),
 		Cycle: e.Cycle, PolicyVersion: e.PolicyVersion, PRMVersion: res.PRMVersion,
+		Shard: int64(shard), Shards: int64(plan.ShardCount()),
 		Trajectories: int64(res.Published), Metrics: map[string]float64{
 			"env_steps": float64(res.EnvSteps), "shaped": boolFloat(res.Shaped)}}
 	if _, err := streams.PublishEvent(ctx, x.js, done); err != nil {
@@ -210,7 +249,7 @@ func (x *Explorer) prm(ctx context.Context, plan schemas.CyclePlan) (*prm.Model,
 	return m, nil
 }
 
-// cycleRun is the state of one cycle's exploration.
+// cycleRun is the state of one shard's exploration.
 type cycleRun struct {
 	x    *Explorer
 	env  envs.Env
@@ -221,6 +260,9 @@ type cycleRun struct {
 	// update is the learner's update counter when the cycle started.
 	update int64
 	model  *prm.Model
+	// shard is the shard explored; lo and hi bound its tasks' indices in
+	// the plan (plan.ShardTasks).
+	shard, lo, hi int
 	// tilt steers the rollouts at acting time (nil: π_B samples itself).
 	tilt policy.ActionScorer
 	// player plays the rollouts (nil: π_B itself, the built-in policy).
@@ -239,8 +281,11 @@ func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResul
 		if err != nil {
 			return c.res, err
 		}
+		// every shard trains π_B on every task, so all shards hold the
+		// same π_B; each publishes only its own tasks' rollouts
+		n := c.plan.GroupSize
 		for u := 0; u < c.plan.Updates; u++ {
-			trajs, err := c.rollouts(ctx, pB, fmt.Sprintf("c%d-u%d", c.cycle, u), c.plan.GroupSize)
+			trajs, err := c.rollouts(ctx, pB, fmt.Sprintf("c%d-u%d", c.cycle, u), n, 0, len(c.plan.Tasks))
 			if err != nil {
 				return c.res, err
 			}
@@ -248,9 +293,11 @@ func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResul
 			if err != nil {
 				return c.res, fmt.Errorf("rolloutsvc: explorer update %d of cycle %d: %w", u, c.cycle, err)
 			}
-			c.report(ctx, trajs, stats.Map(), u)
+			if c.shard == 0 { // the other shards' figures of π_B's training are the same
+				c.report(ctx, trajs, stats.Map(), u)
+			}
 			if c.plan.SwapAll {
-				if err := c.publish(ctx, trajs); err != nil {
+				if err := c.publish(ctx, trajs[c.lo*n:c.hi*n]); err != nil {
 					return c.res, err
 				}
 			}
@@ -261,7 +308,7 @@ func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResul
 		if collect == 0 {
 			collect = c.plan.GroupSize // unshaped: nothing was published while training
 		}
-		trajs, err := c.rollouts(ctx, pB, fmt.Sprintf("c%d-final", c.cycle), collect)
+		trajs, err := c.rollouts(ctx, pB, fmt.Sprintf("c%d-final", c.cycle), collect, c.lo, c.hi)
 		if err != nil {
 			return c.res, err
 		}
@@ -283,7 +330,7 @@ func (c *cycleRun) exploreTilted(ctx context.Context, pB *policy.Policy) (Explor
 	if collect == 0 {
 		collect = c.plan.GroupSize
 	}
-	trajs, err := c.rollouts(ctx, pB, fmt.Sprintf("c%d-tilt", c.cycle), collect)
+	trajs, err := c.rollouts(ctx, pB, fmt.Sprintf("c%d-tilt", c.cycle), collect, c.lo, c.hi)
 	if err == nil {
 		err = tilt.Err() // some states went untilted: not the rollouts asked for
 	}
@@ -294,11 +341,15 @@ func (c *cycleRun) exploreTilted(ctx context.Context, pB *policy.Policy) (Explor
 	return c.res, c.publish(ctx, trajs)
 }
 
-// rollouts plays n episodes of every task with π_B and labels each step
-// with the PRM's dense reward (the label the swapper will replace).
-func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, n int) ([]*schemas.Trajectory, error) {
-	eps := make([]rollout.Episode, 0, len(c.plan.Tasks)*n)
-	for i, ref := range c.plan.Tasks {
+// rollouts plays n episodes of each of the plan's tasks lo..hi-1 with π_B
+// and labels each step with the PRM's dense reward (the label the swapper
+// will replace). An episode's seed and id depend on its task's index in
+// the plan, not on the range, so a shard's episodes are those the whole
+// cycle would play.
+func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, n, lo, hi int) ([]*schemas.Trajectory, error) {
+	eps := make([]rollout.Episode, 0, (hi-lo)*n)
+	for i := lo; i < hi; i++ {
+		ref := c.plan.Tasks[i]
 		for j := 0; j < n; j++ {
 			seq := uint64(i*n + j)
 			eps = append(eps, rollout.Episode{Task: rollout.TaskOf(ref), Opts: policy.RolloutOptions{
@@ -378,6 +429,9 @@ func (c *cycleRun) report(ctx context.Context, trajs []*schemas.Trajectory, stat
 		for _, s := range t.Steps {
 			dense += s.DenseReward
 		}
+	}
+	if c.plan.ShardCount() > 1 {
+		values["shard"] = float64(c.shard)
 	}
 	values["success_rate"] = success / float64(max(1, len(trajs)))
 	values["dense_return"] = dense / float64(max(1, len(trajs)))

@@ -58,8 +58,10 @@ func TestActorConfigRefusesANegativeBudget(t *testing.T) {
 	}
 }
 
-// The explorer used to run a cycle.started of another run that appeared on
-// its run's subject. Such an event is dead-lettered and nothing explored.
+// The explorer used to run a cycle of another run that appeared on its
+// run's subjects. Such a shard is dead-lettered and nothing explored; a
+// cycle.started of another run on the run's subject is no plan for the
+// run's shards either.
 func TestExplorerDeadLettersCyclesOfAnotherRun(t *testing.T) {
 	ctx, js := setup(t)
 	x, err := NewExplorer(js, ExplorerConfig{Run: testRun, Logger: quietLogger()})
@@ -70,19 +72,23 @@ func TestExplorerDeadLettersCyclesOfAnotherRun(t *testing.T) {
 		Mode: schemas.ExplorerFrozen}
 	raw, _ := json.Marshal(plan)
 	e := schemas.Event{Type: schemas.EventCycleStarted, Run: "other", Cycle: 0, Config: raw, Time: time.Unix(1700000000, 0).UTC()}
-	data, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.Publish(ctx, streams.Subjects(testRun).Ctrl(schemas.EventCycleStarted), data); err != nil {
-		t.Fatal(err)
+	shard := schemas.ShardsOf("other", 0, 0, plan)[0]
+	for subject, v := range map[string]any{streams.Subjects(testRun).Ctrl(schemas.EventCycleStarted): e,
+		streams.Subjects(testRun).WorkExplore: shard} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(ctx, subject, data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- x.Run(rctx) }()
 	for len(collect(t, ctx, js, "dlq")) == 0 {
 		if ctx.Err() != nil {
-			t.Fatal("the other run's cycle was not dead-lettered")
+			t.Fatal("the other run's shard was not dead-lettered")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -95,5 +101,8 @@ func TestExplorerDeadLettersCyclesOfAnotherRun(t *testing.T) {
 	}
 	if n := len(collect(t, ctx, js, "traj.explore")); n != 0 {
 		t.Errorf("%d explorer trajectories for another run's cycle, want 0", n)
+	}
+	if _, _, err := x.plans.get(ctx, 0, 0); err == nil {
+		t.Error("the other run's cycle.started was taken for a plan of the run")
 	}
 }

@@ -29,7 +29,7 @@ func quietLogger() *slog.Logger {
 }
 
 // setup starts a server and stores policy version 0 of testRun.
-func setup(t *testing.T) (context.Context, jetstream.JetStream) {
+func setup(t testing.TB) (context.Context, jetstream.JetStream) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -48,7 +48,7 @@ func setup(t *testing.T) (context.Context, jetstream.JetStream) {
 	return ctx, js
 }
 
-func trainTasks(t *testing.T, n int) []schemas.TaskRef {
+func trainTasks(t testing.TB, n int) []schemas.TaskRef {
 	t.Helper()
 	env, err := envs.New("household", easy)
 	if err != nil {
@@ -71,7 +71,7 @@ func rolloutRequest(t *testing.T) schemas.RolloutRequest {
 }
 
 // collect replays a subject of testRun.
-func collect(t *testing.T, ctx context.Context, js jetstream.JetStream, subject streams.SubjectKind) []streams.Message {
+func collect(t testing.TB, ctx context.Context, js jetstream.JetStream, subject streams.SubjectKind) []streams.Message {
 	t.Helper()
 	var out []streams.Message
 	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: testRun, Subject: subject}, func(m streams.Message) error {

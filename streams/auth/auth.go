@@ -103,7 +103,7 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 			readObjects(streams.BucketPolicy), replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished)))
 	},
 	Explorer: func(s streams.RunSubjects) grant {
-		return grants(consume(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)),
+		return grants(consume(streams.StreamWork, s.WorkExplore), replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)),
 			pub(s.TrajExplore, s.Ctrl(schemas.EventCycleExplored), s.Metrics(Explorer)),
 			readObjects(streams.BucketPolicy), readObjects(streams.BucketPRM),
 			replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished))) // --policy openai, as the actor
@@ -122,7 +122,7 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 	Learner: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamTraj, s.Traj(">")), replay(streams.StreamSwapped, s.Swapped),
 			replay(streams.StreamCtrl, s.CtrlAll),
-			pub(s.WorkRollout, s.CtrlAll, s.Metrics(Learner), s.Metrics(PRM), s.BufferSample, s.BufferStats),
+			pub(s.WorkRollout, s.WorkExplore, s.CtrlAll, s.Metrics(Learner), s.Metrics(PRM), s.BufferSample, s.BufferStats),
 			writeObjects(streams.BucketPolicy), writeObjects(streams.BucketPRM),
 			writeState(streams.StateKey(s.Run, "learner", ">"), streams.StateKey(s.Run, "pipeline", ">")))
 	},

@@ -242,6 +242,8 @@ func TestAuthRefusals(t *testing.T) {
 		{"ra", auth.Actor, "rspo.rb.ctrl.cycle.started"},
 		{"ra", auth.Actor, "rspo.ra.ctrl.cycle.started"},
 		{"ra", auth.Explorer, "rspo.ra.work.rollout"},
+		{"ra", auth.Explorer, "rspo.ra.work.explore"},
+		{"ra", auth.Actor, "rspo.ra.work.explore"},
 		{"ra", auth.Swapper, "rspo.ra.traj.onpolicy"},
 		{"ra", auth.Buffer, "rspo.ra.ctrl.cycle.ended"},
 		{"ra", auth.PRM, "$O.rspo_prm.C.x"},
@@ -277,7 +279,7 @@ func waitViolation(t *testing.T, nc *nats.Conn, v *violations, want string) {
 }
 
 // TestAuthRunsAreIsolated checks that run ra's explorer cannot read run
-// rb's policy snapshot nor consume rb's events, and that it can read its
+// rb's policy snapshot nor consume rb's explore shards, and that it can read its
 // own run's snapshot but not overwrite it.
 func TestAuthRunsAreIsolated(t *testing.T) {
 	s := startServer(t)
@@ -303,10 +305,10 @@ func TestAuthRunsAreIsolated(t *testing.T) {
 	}
 	short2, cancel2 := context.WithTimeout(ctx, time.Second)
 	defer cancel2()
-	_, err = js.CreateOrUpdateConsumer(short2, streams.StreamCtrl, jetstream.ConsumerConfig{
-		Durable: "explorers-rb", FilterSubject: "rspo.rb.ctrl.cycle.started"})
+	_, err = js.CreateOrUpdateConsumer(short2, streams.StreamWork, jetstream.ConsumerConfig{
+		Durable: "explorers-rb", FilterSubject: "rspo.rb.work.explore"})
 	if err == nil {
-		t.Error("run ra's explorer consumed run rb's events")
+		t.Error("run ra's explorer consumed run rb's explore shards")
 	}
-	waitViolation(t, nil, v, "rspo.rb.ctrl.cycle.started")
+	waitViolation(t, nil, v, "rspo.rb.work.explore")
 }
