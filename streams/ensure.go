@@ -93,11 +93,11 @@ func (s StreamSpec) merge(cur jetstream.StreamConfig, o Options) (jetstream.Stre
 	next := cur
 	next.Subjects = s.Subjects
 	next.Description = s.Description
-	if o.MaxAge != 0 {
-		next.MaxAge = o.MaxAge
+	if a := s.maxAge(o); a != 0 {
+		next.MaxAge = a
 	}
-	if o.MaxBytes != 0 {
-		next.MaxBytes = o.MaxBytes
+	if b := s.maxBytes(o); b != 0 {
+		next.MaxBytes = b
 	}
 	if o.Replicas != 0 {
 		next.Replicas = o.Replicas

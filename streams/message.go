@@ -13,7 +13,7 @@ import (
 )
 
 // Message is a stored message decoded by its subject: exactly one of
-// Trajectory, Event, Metrics and Rollout is set, unless the payload did not
+// Trajectory, Event, Metrics, Rollout and Batch is set, unless the payload did not
 // decode (Err) or the subject carries no decodable payload (dead letters,
 // whose reason is in Headers). Raw is always the payload.
 type Message struct {
@@ -30,6 +30,7 @@ type Message struct {
 	Event      *schemas.Event
 	Metrics    *schemas.MetricsEvent
 	Rollout    *schemas.RolloutRequest
+	Batch      *schemas.TrainBatch
 
 	// Raw is the undecoded payload.
 	Raw []byte
@@ -63,6 +64,8 @@ func (m *Message) decode() {
 	case "work":
 		r, err := schemas.DecodeRolloutRequest(m.Raw)
 		m.Rollout, m.Err = keep(r, err)
+	case "batch":
+		m.Batch, m.Err = schemas.DecodeTrainBatch(m.Raw)
 	}
 }
 
@@ -93,6 +96,7 @@ type messageJSON struct {
 	Event      *schemas.Event        `json:"event,omitempty"`
 	Metrics    *schemas.MetricsEvent `json:"metrics,omitempty"`
 	Rollout    *rolloutJSON          `json:"rollout,omitempty"`
+	Batch      *schemas.TrainBatch   `json:"batch,omitempty"`
 	// Payload is the raw payload when nothing was decoded: as text when it
 	// is valid UTF-8, else PayloadBase64 holds it.
 	Payload       *string `json:"payload,omitempty"`
@@ -126,7 +130,7 @@ func newRolloutJSON(r *schemas.RolloutRequest) *rolloutJSON {
 
 // MarshalJSON writes the message as one JSON object: stream, seq, time,
 // subject, headers (first value of each), the decoded record under
-// "trajectory", "event", "metrics" or "rollout", and otherwise the raw
+// "trajectory", "event", "metrics", "rollout" or "batch", and otherwise the raw
 // payload ("payload" if UTF-8 text, else "payload_base64") with "error".
 // The 64-bit seeds and state keys of trajectories and rollout requests
 // are strings.
@@ -134,6 +138,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	j := messageJSON{
 		Stream: m.Stream, Seq: m.Seq, Time: m.Time, Subject: m.Subject,
 		Trajectory: m.Trajectory, Event: m.Event, Metrics: m.Metrics, Rollout: newRolloutJSON(m.Rollout),
+		Batch: m.Batch,
 	}
 	if len(m.Headers) > 0 {
 		j.Headers = make(map[string]string, len(m.Headers))
@@ -144,7 +149,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if m.Err != nil {
 		j.Error = m.Err.Error()
 	}
-	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil {
+	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil && m.Batch == nil {
 		if utf8.Valid(m.Raw) {
 			s := string(m.Raw)
 			j.Payload = &s

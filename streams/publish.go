@@ -85,3 +85,20 @@ func PublishRollout(ctx context.Context, js jetstream.JetStream, r schemas.Rollo
 	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
 	return Publish(ctx, js, Subjects(r.Run).WorkRollout, b, h)
 }
+
+// PublishBatch publishes a training batch on rspo.<run>.batch with
+// schemas.BatchID (run and update) as message id, so a learner that
+// publishes its update's batch again after a restart stores it once.
+func PublishBatch(ctx context.Context, js jetstream.JetStream, b *schemas.TrainBatch) (*jetstream.PubAck, error) {
+	if err := ValidateRun(b.Run); err != nil {
+		return nil, err
+	}
+	data, err := schemas.EncodeTrainBatch(b)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode batch of update %d: %w", b.Update, err)
+	}
+	h := dataHeaders(b.ID(), b.Run, 0, b.PolicyVersion, "", ContentTypeArrow)
+	h.Del(HeaderCycle)
+	h.Set(HeaderSchema, itoa(schemas.BatchFormat))
+	return Publish(ctx, js, Subjects(b.Run).Batch, data, h)
+}

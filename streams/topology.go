@@ -17,6 +17,14 @@ const (
 	StreamCtrl    = "RSPO_CTRL"
 	StreamMetrics = "RSPO_METRICS"
 	StreamDLQ     = "RSPO_DLQ"
+	StreamBatch   = "RSPO_BATCH"
+)
+
+// Bounds of StreamBatch: a training batch is needed until its trainer has
+// applied it, so the stream keeps a day of them, at most 1 GiB.
+const (
+	BatchMaxAge   = 24 * time.Hour
+	BatchMaxBytes = 1 << 30
 )
 
 // Bucket names of the protocol.
@@ -42,6 +50,10 @@ type StreamSpec struct {
 	Dedupe bool
 	// Description is stored with the stream.
 	Description string
+	// MaxAge and MaxBytes bound the stream itself (0: unbounded); Options
+	// may only tighten them.
+	MaxAge   time.Duration
+	MaxBytes int64
 }
 
 // Topology lists the protocol's streams in the order Ensure creates them.
@@ -60,6 +72,9 @@ func Topology() []StreamSpec {
 			Description: "rspo metrics events, JSON"},
 		{Name: StreamDLQ, Subjects: all("dlq.>"), Retention: jetstream.LimitsPolicy, Dedupe: true,
 			Description: "rspo dead letters, original payload, reason in headers"},
+		{Name: StreamBatch, Subjects: all("batch"), Retention: jetstream.LimitsPolicy, Dedupe: true,
+			MaxAge: BatchMaxAge, MaxBytes: BatchMaxBytes,
+			Description: "rspo training batches for external trainers, Arrow IPC"},
 	}
 }
 
@@ -131,17 +146,33 @@ func (s StreamSpec) config(o Options) jetstream.StreamConfig {
 		Discard:     jetstream.DiscardOld,
 		MaxMsgs:     -1,
 		MaxBytes:    -1,
-		MaxAge:      o.MaxAge,
+		MaxAge:      s.maxAge(o),
 		Storage:     o.Storage,
 		Replicas:    o.Replicas,
 	}
-	if o.MaxBytes > 0 {
-		c.MaxBytes = o.MaxBytes
+	if b := s.maxBytes(o); b > 0 {
+		c.MaxBytes = b
 	}
 	if s.Dedupe {
 		c.Duplicates = o.DuplicateWindow
 	}
 	return c
+}
+
+// maxAge is the stream's age bound under o: the tighter of its own and o's.
+func (s StreamSpec) maxAge(o Options) time.Duration {
+	if s.MaxAge > 0 && (o.MaxAge == 0 || s.MaxAge < o.MaxAge) {
+		return s.MaxAge
+	}
+	return o.MaxAge
+}
+
+// maxBytes is the stream's size bound under o: the tighter of its own and o's.
+func (s StreamSpec) maxBytes(o Options) int64 {
+	if s.MaxBytes > 0 && (o.MaxBytes == 0 || s.MaxBytes < o.MaxBytes) {
+		return s.MaxBytes
+	}
+	return o.MaxBytes
 }
 
 // StreamFor returns the stream that captures subject, or "" if none does.

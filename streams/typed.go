@@ -33,6 +33,9 @@ var (
 	// RolloutRequests are the learner's work requests (JSON).
 	RolloutRequests = Payload[schemas.RolloutRequest]{Name: "rollout request", Decode: schemas.DecodeRolloutRequest,
 		Run: func(r schemas.RolloutRequest) string { return r.Run }}
+	// TrainBatches are the learner's training batches (Arrow IPC).
+	TrainBatches = Payload[*schemas.TrainBatch]{Name: "training batch", Decode: schemas.DecodeTrainBatch,
+		Run: func(b *schemas.TrainBatch) string { return b.Run }}
 )
 
 // Delivery is a decoded message of the consumer's run, with the raw
