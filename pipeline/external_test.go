@@ -1,11 +1,20 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/policy"
@@ -137,4 +146,116 @@ func TestExternalRunResumes(t *testing.T) {
 	if a, b := policyHash(t, sumWhole), policyHash(t, sumParts); a != b {
 		t.Fatalf("final policy: uninterrupted builtin %s, resumed external %s", a, b)
 	}
+}
+
+// foreignTrainer is a trainer of the user's own, as one written in another
+// language would be: it reads each batch off the wire, "trains" weights
+// the built-in policy cannot load, stores them as version v+1 and
+// announces them with a model name.
+func foreignTrainer(t *testing.T, js jetstream.JetStream, run string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return streams.Consume(ctx, js, streams.ConsumerConfig{Stream: streams.StreamBatch, Durable: "foreign-" + run,
+			FilterSubject: streams.Subjects(run).Batch, Component: "foreign"},
+			streams.Typed(streams.TrainBatches, run, func(ctx context.Context, d streams.Delivery[*schemas.TrainBatch]) error {
+				b, next := d.Value, d.Value.PolicyVersion+1
+				object := streams.PolicyObject(run, next)
+				if err := streams.PutSnapshot(ctx, js, streams.BucketPolicy, object, []byte("safetensors weights")); err != nil {
+					return err
+				}
+				applied, _ := json.Marshal(schemas.BatchApplied{Trainer: "foreign", Batch: b.ID(), FromVersion: b.PolicyVersion})
+				_, err := streams.PublishEvent(ctx, js, schemas.Event{Type: schemas.EventPolicyPublished, Run: run,
+					PolicyVersion: next, Update: b.Update, Object: object, Model: fmt.Sprintf("lora-%d", next), Config: applied})
+				return err
+			}))
+	}
+}
+
+// serveWith runs the learner of cfg against a fresh embedded server, with
+// the named stages and extra beside it, and returns the bus and the
+// learner's error.
+func serveWith(t *testing.T, cfg Config, stages []string, extra func(jetstream.JetStream) func(context.Context) error) (jetstream.JetStream, error) {
+	t.Helper()
+	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	nc, js, err := emb.Connect(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.NATSURL = emb.ClientURL()
+	bg, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, name := range stages {
+		wg.Go(func() { _ = Serve(bg, cfg, name) })
+	}
+	wg.Go(func() { _ = extra(js)(bg) })
+	err = Serve(ctx, cfg, StageLearner)
+	stop()
+	wg.Wait()
+	return js, err
+}
+
+// TestForeignTrainerSnapshots runs a learner whose trainer stores weights
+// that are no built-in policy: the learner records the trainer's version
+// and model and skips its in-process evaluation, saying why.
+func TestForeignTrainerSnapshots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	cfg := smallRun(t, t.TempDir(), false)
+	cfg.Learner.Updates, cfg.Learner.EvalEvery = 1, 1
+	cfg.Learner.TrainerMode = learnersvc.TrainerExternal
+	var logs bytes.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))
+	js, err := serveWith(t, cfg, []string{StageActor}, func(js jetstream.JetStream) func(context.Context) error {
+		return foreignTrainer(t, js, "t1")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _, err := learnersvc.LoadCheckpoint(context.Background(), js, "t1")
+	if err != nil || !cp.Finished || cp.Version != 1 || cp.Model != "lora-1" {
+		t.Fatalf("checkpoint %+v (%v): want finished at version 1, model lora-1", cp, err)
+	}
+	if !strings.Contains(logs.String(), "in-run evaluation skipped") {
+		t.Errorf("no log line says why the evaluation was skipped:\n%s", logs.String())
+	}
+}
+
+// TestForeignTrainerRefusesTrainedExplorer: the explorer that trains π_B
+// needs π_θ as a built-in policy; a run whose trainer stores other weights
+// fails at its first version, saying so.
+func TestForeignTrainerRefusesTrainedExplorer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	cfg := smallRun(t, t.TempDir(), true)
+	cfg.Learner.Trainer.Alpha = 0.25
+	cfg.Learner.TrainerMode = learnersvc.TrainerExternal
+	_, err := serveWith(t, cfg, []string{StageActor, StageExplorer, StageSwapper, StageBuffer}, func(js jetstream.JetStream) func(context.Context) error {
+		return foreignTrainer(t, js, "t1")
+	})
+	if err == nil || !strings.Contains(err.Error(), "is not a built-in policy") || !strings.Contains(err.Error(), "--explore-tilt") {
+		t.Fatalf("got %v, want the run refused with the reason", err)
+	}
+}
+
+// syncWriter serialises writes of several goroutines' loggers.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
