@@ -159,3 +159,69 @@ func oversizedBatch(t *testing.T, b *schemas.TrainBatch) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestLearnerRestartedWhileTrainerTrains kills a learner that waits for
+// its trainer's answer, lets the trainer (started only then) apply the
+// batch, and starts the learner again: it finds the version stored, does
+// not publish the batch again, adopts the trainer's version and finishes
+// the run.
+func TestLearnerRestartedWhileTrainerTrains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every stage as a process; skipped with -short")
+	}
+	c := startStages(t, "extrestart")
+	args := append(c.learnerArgs(4), "--trainer", "external")
+	learner := newProc(t, c.bin, filepath.Join(c.dir, "learner.log"), args...)
+	deadline := time.Now().Add(5 * time.Minute)
+	for c.batches() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the learner published no batch")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	learner.kill()
+	newProc(t, c.bin, filepath.Join(c.dir, "trainer.log"), "serve", "trainer", "--nats", c.url, "--run", c.run)
+	for !c.versionAnnounced(1) {
+		if time.Now().After(deadline) {
+			t.Fatal("the trainer did not announce version 1")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out, err := exec.CommandContext(c.ctx, c.bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restarted learner: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "version already trained; batch not published again") {
+		t.Errorf("the restarted learner did not say it kept from publishing batch 1 again:\n%s", out)
+	}
+	c.checkFinished(4)
+	if n := c.batches(); n != 4 {
+		t.Errorf("batches on the stream: %d, want 4", n)
+	}
+}
+
+// batches counts the run's messages on the batch stream.
+func (c *stageCluster) batches() int {
+	n := 0
+	if err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: streams.KindBatch}, func(streams.Message) error {
+		n++
+		return nil
+	}); err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// versionAnnounced reports whether a trainer announced policy version v.
+func (c *stageCluster) versionAnnounced(v int64) bool {
+	seen := false
+	if err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: streams.CtrlKind(schemas.EventPolicyPublished)},
+		func(m streams.Message) error {
+			_, ok := schemas.BatchAppliedOf(*m.Event)
+			seen = seen || ok && m.Event.PolicyVersion == v
+			return nil
+		}); err != nil {
+		c.t.Fatal(err)
+	}
+	return seen
+}
