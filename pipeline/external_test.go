@@ -113,8 +113,8 @@ func TestExternalTrainerTrainsAsBuiltin(t *testing.T) {
 	}
 }
 
-// TestExternalRunResumes interrupts a run with an external trainer after
-// its third update and starts it again: the learner resumes from its
+// TestExternalRunResumes interrupts an RSPO run with the tilted explorer
+// and an external trainer after its third update and starts it again: the learner resumes from its
 // checkpoint, the trainer from the version and trainer state in the object
 // store, and the final policy is the one an uninterrupted built-in run
 // trains.
@@ -122,12 +122,17 @@ func TestExternalRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end runs")
 	}
-	whole := smallRun(t, t.TempDir(), false)
+	tilted := func() Config { // the tilted explorer: it acts with π_θ as the trainer stored it
+		c := smallRun(t, t.TempDir(), true)
+		c.Learner.Trainer.Alpha, c.Learner.ExploreTilt = 0.25, 3
+		return c
+	}
+	whole := tilted()
 	sumWhole, err := Run(context.Background(), whole)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := smallRun(t, t.TempDir(), false)
+	parts := tilted()
 	parts.Learner.TrainerMode = learnersvc.TrainerExternal
 	ctx, cancel := context.WithCancel(context.Background())
 	parts.Progress = func(p learnersvc.Progress) {
