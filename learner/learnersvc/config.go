@@ -35,7 +35,8 @@ type Config struct {
 	// default) trains π_θ in the learner; TrainerExternal publishes each
 	// update's batch on rspo.<run>.batch and waits for a trainer's
 	// policy.published of the next version (`rspo serve trainer`, README
-	// "Protocol: external trainers"). External training needs grpo or gigpo.
+	// "Protocol: external trainers"), for as long as the trainer takes.
+	// External training needs grpo or gigpo.
 	TrainerMode TrainerMode
 	// TrainerLogEvery is how often the learner logs that it still waits
 	// for an external trainer's version. Default 30s.
