@@ -76,7 +76,7 @@ func (t *Trainer) checkBatch(b *Batch) error {
 	case objectiveOf(b.cfg) != objectiveOf(t.cfg):
 		return fmt.Errorf("%w: batch assembled for objective %+v, the trainer optimises %+v", ErrBatch, objectiveOf(b.cfg), objectiveOf(t.cfg))
 	}
-	return nil
+	return firstFeatErr(b.samples)
 }
 
 // objective is the part of a Config a batch's advantages and loss depend on.
@@ -98,9 +98,9 @@ func stepWeights(samples []*sample, alpha float64) (wOn, wOff float64) {
 	var nOn, nOff int
 	for _, s := range samples {
 		if s.off {
-			nOff += len(s.feats)
+			nOff += len(s.t.Steps)
 		} else {
-			nOn += len(s.feats)
+			nOn += len(s.t.Steps)
 		}
 	}
 	wOn, wOff = 1/float64(max(nOn, 1)), 1/float64(max(nOff, 1))
@@ -270,4 +270,15 @@ func importGroups(samples []*sample) ([]*group, error) {
 		g.hasOn = g.hasOn || !s.off
 	}
 	return groups, nil
+}
+
+// firstFeatErr is the reason the first unfeaturised sample cannot be
+// applied by the built-in policy, or nil.
+func firstFeatErr(samples []*sample) error {
+	for _, s := range samples {
+		if s.featErr != nil {
+			return s.featErr
+		}
+	}
+	return nil
 }

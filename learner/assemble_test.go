@@ -2,6 +2,7 @@ package learner
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/rspo-dev/rspo/schemas"
@@ -141,5 +142,44 @@ func TestImportRefuses(t *testing.T) {
 				t.Fatalf("got %v, want ErrBatch", err)
 			}
 		})
+	}
+}
+
+// TestAssembleExportsWhatOnlyAnotherTrainerCanRead: an LLM policy's
+// trajectories (free-text actions, no admissible list, token log-probs)
+// are assembled and exported with their advantages; the built-in policy
+// refuses to apply them and stays unchanged.
+func TestAssembleExportsWhatOnlyAnotherTrainerCanRead(t *testing.T) {
+	var on []*schemas.Trajectory
+	for i, success := range []bool{true, false, false} {
+		tr := fakeTrajectory(fmt.Sprintf("llm-%d", i), "t1", "g1", success, 2)
+		for j := range tr.Steps {
+			tr.Steps[j].Admissible, tr.Steps[j].ActionIndex = nil, -1
+			tr.Steps[j].Action = "open the drawer and look inside"
+			tr.Steps[j].TokenIDs, tr.Steps[j].TokenLogProbs = []int32{11, 12}, []float32{-0.5, -0.25}
+		}
+		on = append(on, tr)
+	}
+	tr, _ := New(smallPolicy(t, 3), Config{})
+	before := paramHash(tr.Policy())
+	b, err := tr.Assemble(on, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Export("r1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Steps[0]; got.Advantage <= 0 || got.ActionIndex != -1 || len(got.TokenIDs) != 2 || got.Weight != 1.0/6 {
+		t.Fatalf("first row %+v: want the success's positive advantage, the free-text action, its tokens, weight 1/6", got)
+	}
+	if _, err := tr.Apply(b); !errors.Is(err, ErrBatch) {
+		t.Fatalf("Apply: got %v, want ErrBatch", err)
+	}
+	if _, err := tr.Update(on, nil); !errors.Is(err, ErrBatch) {
+		t.Fatalf("Update: got %v, want ErrBatch", err)
+	}
+	if paramHash(tr.Policy()) != before || tr.Policy().Version() != 0 {
+		t.Fatal("a refused batch changed the policy")
 	}
 }

@@ -92,7 +92,9 @@ func (t *Trainer) Update(onPolicy, offPolicy []*schemas.Trajectory) (UpdateStats
 // advantages and the swap term's coefficients. Nothing of it needs π_θ's
 // weights, so the batch can be applied by a trainer that holds them
 // elsewhere (Batch.Export). The policy is not changed. A bad trajectory
-// returns a BatchError (matching ErrBatch).
+// returns a BatchError (matching ErrBatch). A trajectory the built-in policy
+// cannot read (no admissible list, an action not among them: an LLM
+// policy's) is assembled for export; Apply refuses it.
 func (t *Trainer) Assemble(onPolicy, offPolicy []*schemas.Trajectory) (*Batch, error) {
 	if len(onPolicy)+len(offPolicy) == 0 {
 		return nil, &BatchError{Reason: "empty batch"}
@@ -100,6 +102,11 @@ func (t *Trainer) Assemble(onPolicy, offPolicy []*schemas.Trajectory) (*Batch, e
 	samples, err := t.prepare(onPolicy, offPolicy)
 	if err != nil {
 		return nil, err
+	}
+	if t.cfg.Swap.Weight > 0 && t.cfg.Swap.Partners == PartnersKNN {
+		if err := firstFeatErr(samples); err != nil { // partners are chosen by state similarity
+			return nil, err
+		}
 	}
 	b := &Batch{cfg: t.cfg, update: t.updates + 1, samples: samples, groups: groupSamples(samples)}
 	if t.cfg.Algo != PPO {

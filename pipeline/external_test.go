@@ -264,3 +264,26 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// TestTrainerRefusalEndsTheWait: a trainer that dead-letters the batch
+// ends the learner's wait at once with the trainer's reason, rather than
+// leaving it waiting for a version that will not come.
+func TestTrainerRefusalEndsTheWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	cfg := smallRun(t, t.TempDir(), false)
+	cfg.Learner.TrainerMode = learnersvc.TrainerExternal
+	_, err := serveWith(t, cfg, []string{StageActor}, func(js jetstream.JetStream) func(context.Context) error {
+		return func(ctx context.Context) error {
+			return streams.Consume(ctx, js, streams.ConsumerConfig{Stream: streams.StreamBatch, Durable: "refuser",
+				FilterSubject: streams.Subjects("t1").Batch, Component: "refuser"},
+				streams.Typed(streams.TrainBatches, "t1", func(context.Context, streams.Delivery[*schemas.TrainBatch]) error {
+					return streams.Rejectf("no GPU for this batch")
+				}))
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "refused the batch of update 1") || !strings.Contains(err.Error(), "no GPU for this batch") {
+		t.Fatalf("got %v, want the learner to stop with the trainer's reason", err)
+	}
+}

@@ -95,8 +95,9 @@ type BatchStep struct {
 	// GeneratingVersion is the policy version that acted.
 	GeneratingVersion int64 `json:"generating_version"`
 	// Instruction, Observation, Admissible and Action are what the agent
-	// saw and did; ActionIndex indexes Action in Admissible (-1 when the
-	// producer chose from no list).
+	// saw and did; ActionIndex indexes Action in Admissible, -1 when the
+	// producer chose from no list or its action is not among them (an LLM
+	// policy's free text), which the built-in policy cannot train on.
 	Instruction string   `json:"instruction"`
 	Observation string   `json:"observation"`
 	Admissible  []string `json:"admissible,omitempty"`
@@ -248,12 +249,10 @@ func (s *BatchStep) validate() error {
 		return bad("generating_version", "%d negative", s.GeneratingVersion)
 	case len(s.Admissible) > MaxAdmissible:
 		return bad("admissible", "%d actions, at most %d", len(s.Admissible), MaxAdmissible)
-	case len(s.Admissible) > 0 && (s.ActionIndex < 0 || int(s.ActionIndex) >= len(s.Admissible)):
-		return bad("action_index", "%d not in 0..%d", s.ActionIndex, len(s.Admissible)-1)
-	case len(s.Admissible) > 0 && s.Admissible[s.ActionIndex] != s.Action:
+	case s.ActionIndex < -1 || len(s.Admissible) > 0 && int(s.ActionIndex) >= len(s.Admissible):
+		return bad("action_index", "%d not in -1..%d", s.ActionIndex, len(s.Admissible)-1)
+	case s.ActionIndex >= 0 && len(s.Admissible) > 0 && s.Admissible[s.ActionIndex] != s.Action:
 		return bad("action", "%q is not admissible[%d] %q", s.Action, s.ActionIndex, s.Admissible[s.ActionIndex])
-	case len(s.Admissible) == 0 && s.ActionIndex < -1:
-		return bad("action_index", "%d, want -1 without admissible actions", s.ActionIndex)
 	case len(s.TokenIDs) > MaxTokens:
 		return bad("token_ids", "%d tokens, at most %d", len(s.TokenIDs), MaxTokens)
 	case len(s.TokenLogProbs) != 0 && len(s.TokenLogProbs) != len(s.TokenIDs):

@@ -44,6 +44,7 @@ func (s *Service) trainExternally(ctx context.Context, on, off []*schemas.Trajec
 	if err != nil {
 		return learner.UpdateStats{}, schemas.Event{}, permanent(fmt.Errorf("learnersvc: update %d: %w", s.cp.Update+1, err))
 	}
+	since := time.Now()
 	stored, err := s.versionStored(ctx, from+1)
 	if err != nil {
 		return learner.UpdateStats{}, schemas.Event{}, err
@@ -53,7 +54,7 @@ func (s *Service) trainExternally(ctx context.Context, on, off []*schemas.Trajec
 	} else if _, err := streams.PublishBatch(ctx, s.js, w); err != nil {
 		return learner.UpdateStats{}, schemas.Event{}, err
 	}
-	e, err := s.awaitVersion(ctx, w)
+	e, err := s.awaitVersion(ctx, w, since)
 	if err != nil {
 		return learner.UpdateStats{}, schemas.Event{}, err
 	}
@@ -86,10 +87,25 @@ var errVersionSeen = errors.New("learnersvc: trained version announced")
 // the version w makes (PolicyVersion+1, trained from w), logging every
 // TrainerLogEvery that it still waits. Events the learner published itself
 // (no schemas.BatchApplied) and events of other batches are passed over.
-func (s *Service) awaitVersion(ctx context.Context, w *schemas.TrainBatch) (schemas.Event, error) {
+// A trainer that dead-letters the batch (a dead letter stored since
+// `since` with the batch's message id) ends the wait with a permanent
+// error naming its reason: the same batch would be refused again.
+func (s *Service) awaitVersion(ctx context.Context, w *schemas.TrainBatch, since time.Time) (schemas.Event, error) {
 	want := w.PolicyVersion + 1
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	refused := make(chan string, 1)
+	go func() {
+		_ = streams.Replay(wctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ, Since: since, Follow: true},
+			func(m streams.Message) error {
+				if m.Headers.Get(streams.HeaderDLQMsgID) != w.ID() {
+					return nil
+				}
+				refused <- m.Headers.Get(streams.HeaderDLQComponent) + ": " + m.Headers.Get(streams.HeaderDLQReason)
+				cancel()
+				return errVersionSeen
+			})
+	}()
 	go func() {
 		start := time.Now()
 		tick := time.NewTicker(s.cfg.TrainerLogEvery)
@@ -123,6 +139,13 @@ func (s *Service) awaitVersion(ctx context.Context, w *schemas.TrainBatch) (sche
 		return got, nil
 	case ctx.Err() != nil:
 		return schemas.Event{}, ctx.Err()
+	}
+	select {
+	case why := <-refused:
+		return schemas.Event{}, permanent(fmt.Errorf("learnersvc: the trainer refused the batch of update %d (%s): %s", w.Update, w.ID(), why))
+	default:
+	}
+	switch {
 	case err == nil:
 		return schemas.Event{}, errors.New("learnersvc: policy.published replay ended before the trainer answered")
 	}

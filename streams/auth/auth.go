@@ -118,7 +118,7 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 	},
 	Learner: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamTraj, s.Traj(">")), replay(streams.StreamSwapped, s.Swapped),
-			replay(streams.StreamCtrl, s.CtrlAll),
+			replay(streams.StreamCtrl, s.CtrlAll), replay(streams.StreamDLQ, s.DLQAll), // the trainer's refusals of its batches
 			pub(s.WorkRollout, s.CtrlAll, s.Metrics(Learner), s.Metrics(PRM), s.BufferSample, s.BufferStats, s.Batch),
 			writeObjects(streams.BucketPolicy), writeObjects(streams.BucketPRM),
 			writeState(streams.StateKey(s.Run, "learner", ">"), streams.StateKey(s.Run, "pipeline", ">")))
