@@ -21,10 +21,12 @@ const (
 )
 
 // Bounds of StreamBatch: a training batch is needed until its trainer has
-// applied it, so the stream keeps a day of them, at most 1 GiB.
+// applied it, so the stream keeps a day of them, at most 256 MiB (some 50
+// batches of 128 long household episodes; JetStream reserves the bound
+// on the server's store).
 const (
 	BatchMaxAge   = 24 * time.Hour
-	BatchMaxBytes = 1 << 30
+	BatchMaxBytes = 256 << 20
 )
 
 // Bucket names of the protocol.
