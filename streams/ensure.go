@@ -96,8 +96,11 @@ func (s StreamSpec) merge(cur jetstream.StreamConfig, o Options) (jetstream.Stre
 	if a := s.maxAge(o); a != 0 {
 		next.MaxAge = a
 	}
-	if b := s.maxBytes(o); b != 0 {
-		next.MaxBytes = b
+	if o.MaxBytes != 0 {
+		next.MaxBytes = o.MaxBytes
+	}
+	if s.MaxMsgsPerSubject > 0 {
+		next.MaxMsgsPerSubject = s.MaxMsgsPerSubject
 	}
 	if o.Replicas != 0 {
 		next.Replicas = o.Replicas

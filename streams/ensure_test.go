@@ -33,12 +33,8 @@ func TestEnsureIdempotent(t *testing.T) {
 		if cfg.Retention != spec.Retention {
 			t.Errorf("%s retention: got %v, want %v", spec.Name, cfg.Retention, spec.Retention)
 		}
-		wantBytes := int64(1 << 30) // the options' bound, or the stream's own when tighter
-		if spec.MaxBytes > 0 && spec.MaxBytes < wantBytes {
-			wantBytes = spec.MaxBytes
-		}
-		if cfg.MaxAge != time.Hour || cfg.MaxBytes != wantBytes {
-			t.Errorf("%s limits: got age %v bytes %d, want 1h and %d", spec.Name, cfg.MaxAge, cfg.MaxBytes, wantBytes)
+		if cfg.MaxAge != time.Hour || cfg.MaxBytes != 1<<30 {
+			t.Errorf("%s limits: got age %v bytes %d, want 1h and %d", spec.Name, cfg.MaxAge, cfg.MaxBytes, 1<<30)
 		}
 		if spec.Dedupe && cfg.Duplicates != streams.DefaultDuplicateWindow {
 			t.Errorf("%s dedupe window: got %v, want %v", spec.Name, cfg.Duplicates, streams.DefaultDuplicateWindow)

@@ -21,12 +21,12 @@ const (
 )
 
 // Bounds of StreamBatch: a training batch is needed until its trainer has
-// applied it, so the stream keeps a day of them, at most 256 MiB (some 50
-// batches of 128 long household episodes; JetStream reserves the bound
-// on the server's store).
+// applied it, so the stream keeps a day of them and at most the latest
+// BatchMaxPerRun of each run (a count, not bytes: JetStream would reserve
+// a byte bound on the server's store up front).
 const (
-	BatchMaxAge   = 24 * time.Hour
-	BatchMaxBytes = 256 << 20
+	BatchMaxAge    = 24 * time.Hour
+	BatchMaxPerRun = 64
 )
 
 // Bucket names of the protocol.
@@ -52,10 +52,11 @@ type StreamSpec struct {
 	Dedupe bool
 	// Description is stored with the stream.
 	Description string
-	// MaxAge and MaxBytes bound the stream itself (0: unbounded); Options
-	// may only tighten them.
-	MaxAge   time.Duration
-	MaxBytes int64
+	// MaxAge bounds the stream itself (0: unbounded); Options may only
+	// tighten it. MaxMsgsPerSubject keeps only that many latest messages
+	// of each subject (0: all).
+	MaxAge            time.Duration
+	MaxMsgsPerSubject int64
 }
 
 // Topology lists the protocol's streams in the order Ensure creates them.
@@ -75,7 +76,7 @@ func Topology() []StreamSpec {
 		{Name: StreamDLQ, Subjects: all("dlq.>"), Retention: jetstream.LimitsPolicy, Dedupe: true,
 			Description: "rspo dead letters, original payload, reason in headers"},
 		{Name: StreamBatch, Subjects: all("batch"), Retention: jetstream.LimitsPolicy, Dedupe: true,
-			MaxAge: BatchMaxAge, MaxBytes: BatchMaxBytes,
+			MaxAge: BatchMaxAge, MaxMsgsPerSubject: BatchMaxPerRun,
 			Description: "rspo training batches for external trainers, Arrow IPC"},
 	}
 }
@@ -152,8 +153,11 @@ func (s StreamSpec) config(o Options) jetstream.StreamConfig {
 		Storage:     o.Storage,
 		Replicas:    o.Replicas,
 	}
-	if b := s.maxBytes(o); b > 0 {
-		c.MaxBytes = b
+	if o.MaxBytes > 0 {
+		c.MaxBytes = o.MaxBytes
+	}
+	if s.MaxMsgsPerSubject > 0 {
+		c.MaxMsgsPerSubject = s.MaxMsgsPerSubject
 	}
 	if s.Dedupe {
 		c.Duplicates = o.DuplicateWindow
@@ -167,14 +171,6 @@ func (s StreamSpec) maxAge(o Options) time.Duration {
 		return s.MaxAge
 	}
 	return o.MaxAge
-}
-
-// maxBytes is the stream's size bound under o: the tighter of its own and o's.
-func (s StreamSpec) maxBytes(o Options) int64 {
-	if s.MaxBytes > 0 && (o.MaxBytes == 0 || s.MaxBytes < o.MaxBytes) {
-		return s.MaxBytes
-	}
-	return o.MaxBytes
 }
 
 // StreamFor returns the stream that captures subject, or "" if none does.
