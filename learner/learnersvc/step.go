@@ -80,7 +80,9 @@ func (s *Service) step(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		evalSuccess = vals["eval_success_rate"]
+		if v, ok := vals["eval_success_rate"]; ok { // not when the evaluation was skipped
+			evalSuccess = v
+		}
 	}
 	if err := saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp); err != nil {
 		return err
