@@ -36,6 +36,7 @@ func (s *Service) external() bool { return s.cfg.TrainerMode == TrainerExternal 
 // optimisation figures the trainer reported — and the event.
 func (s *Service) trainExternally(ctx context.Context, on, off []*schemas.Trajectory) (learner.UpdateStats, schemas.Event, error) {
 	from := s.cp.Version
+	s.trainer.SetUpdates(s.cp.Update) // the batch is the checkpoint's next update, however the learner got here
 	b, err := s.trainer.Assemble(on, off)
 	if err != nil {
 		return learner.UpdateStats{}, schemas.Event{}, permanent(fmt.Errorf("learnersvc: update %d: %w", s.cp.Update+1, err))
