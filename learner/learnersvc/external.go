@@ -52,10 +52,14 @@ func (s *Service) trainExternally(ctx context.Context, on, off []*schemas.Trajec
 	}
 	if stored {
 		s.cfg.Logger.Info("version already trained; batch not published again", "update", w.Update, "policy_version", from+1)
-	} else if _, err := streams.PublishBatch(ctx, s.js, w); errors.Is(err, streams.ErrTooLarge) {
+	} else if ack, err := streams.PublishBatch(ctx, s.js, w); errors.Is(err, streams.ErrTooLarge) {
 		return learner.UpdateStats{}, schemas.Event{}, permanent(fmt.Errorf("learnersvc: %w (raise the server's max_payload, or use fewer --tasks or a smaller --group)", err))
 	} else if err != nil {
 		return learner.UpdateStats{}, schemas.Event{}, err
+	} else if ack.Duplicate {
+		// Published before this start, within the dedupe window: the
+		// trainer's answer, or its refusal, may be older than now.
+		since = time.Time{}
 	}
 	e, err := s.awaitVersion(ctx, w, since)
 	if err != nil {
