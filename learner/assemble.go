@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/schemas"
@@ -30,6 +31,10 @@ type Batch struct {
 	advantaged bool
 	swapPairs  int
 	applied    bool
+	// rng is the assembling trainer's random source after the swap term's
+	// draws: Apply shuffles minibatches from it, so a batch applied
+	// elsewhere draws what the assembling trainer would have.
+	rng []byte
 }
 
 // Update is the number of the update the batch makes (1 for the first).
@@ -130,7 +135,7 @@ func (b *Batch) Export(run string, version int64) (*schemas.TrainBatch, error) {
 		return nil, fmt.Errorf("learner: trainer settings: %w", err)
 	}
 	wOn, wOff := stepWeights(b.samples, b.cfg.Alpha)
-	w := &schemas.TrainBatch{Run: run, Update: b.update, PolicyVersion: version, Trainer: cfg,
+	w := &schemas.TrainBatch{Run: run, Update: b.update, PolicyVersion: version, Trainer: cfg, TrainerRNG: b.rng,
 		Loss: schemas.BatchLoss{Algo: string(b.cfg.Algo), EpsOn: b.cfg.EpsOn, EpsOff: b.cfg.EpsOff,
 			OffRatio: string(b.cfg.OffRatio), Beta: b.cfg.Beta, EntropyCoef: b.cfg.EntropyCoef, Alpha: b.cfg.Alpha,
 			WeightOn: wOn, WeightOff: wOff}}
@@ -187,7 +192,12 @@ func (t *Trainer) Import(w *schemas.TrainBatch) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Batch{cfg: t.cfg, update: w.Update, samples: samples, groups: groups, advantaged: true}, nil
+	if len(w.TrainerRNG) > 0 {
+		if err := new(rand.PCG).UnmarshalBinary(w.TrainerRNG); err != nil {
+			return nil, fmt.Errorf("%w: trainer random source: %w", ErrBatch, err)
+		}
+	}
+	return &Batch{cfg: t.cfg, update: w.Update, samples: samples, groups: groups, advantaged: true, rng: w.TrainerRNG}, nil
 }
 
 // checkLoss reports a wire loss that is not t's objective.

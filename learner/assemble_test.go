@@ -27,6 +27,10 @@ func TestAssembleApplyIsUpdate(t *testing.T) {
 		{"grpo", Config{}},
 		{"gigpo-old-ratio", Config{Algo: GiGPO, OffRatio: OffRatioOld, EntropyCoef: 0.01, Epochs: 2}},
 		{"grpo-swap-workers", Config{Swap: SwapConfig{Weight: 0.5}, Workers: 2}},
+		// The swap term's partners and the minibatch shuffles share one
+		// random source: the batch carries it to the applying trainer, and
+		// the assembler takes it back from the trainer's state.
+		{"gigpo-swap-minibatches", Config{Algo: GiGPO, Swap: SwapConfig{Weight: 0.5, Partners: PartnersKNN}, MiniBatches: 2, Epochs: 2}},
 		{"ppo", Config{Algo: PPO, Epochs: 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,7 +65,6 @@ func TestAssembleApplyIsUpdate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				assembler.SetUpdates(u + 1)
 				w, err := ab.Export("r1", u)
 				if c.cfg.Algo == PPO {
 					if !errors.Is(err, ErrNotPortable) {
@@ -89,6 +92,13 @@ func TestAssembleApplyIsUpdate(t *testing.T) {
 				}
 				if paramHash(wire.Policy()) != paramHash(whole.Policy()) {
 					t.Fatalf("update %d: the policy trained from the wire batch differs from Update's", u+1)
+				}
+				state, err := wire.MarshalState() // stored beside the version; the learner's assembler resumes from it
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := assembler.RestoreState(state); err != nil {
+					t.Fatal(err)
 				}
 				if bs := ab.Stats(); bs.AdvMeanOn != want.AdvMeanOn || bs.SuccessOff != want.SuccessOff || bs.SwapPairs != want.SwapPairs {
 					t.Fatalf("update %d: batch figures %+v, Update's %+v", u+1, bs, want)

@@ -120,6 +120,7 @@ func (t *Trainer) advantage(b *Batch) {
 	t.assignAdvantages(b.samples, b.groups)
 	b.swapPairs = t.assignSwap(b.samples)
 	b.advantaged = true
+	b.rng, _ = t.src.MarshalBinary() // a PCG always marshals
 }
 
 // Apply applies a batch made by Assemble (or Import): the pass of π_ref
@@ -136,6 +137,9 @@ func (t *Trainer) Apply(b *Batch) (UpdateStats, error) {
 	t.oldPass(b.samples)
 	if !b.advantaged {
 		t.advantage(b)
+	}
+	if b.rng != nil { // the assembler's source: a no-op for a batch this trainer assembled
+		_ = t.src.UnmarshalBinary(b.rng) // checked by Import
 	}
 	st := t.optimize(b.samples)
 	t.batchStats(&st, b.samples, b.groups)

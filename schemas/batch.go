@@ -21,6 +21,8 @@ const (
 	MaxTrainBatchBytes = 64 << 20
 	// MaxTrainerConfigBytes bounds TrainBatch.Trainer.
 	MaxTrainerConfigBytes = 16 << 10
+	// MaxTrainerRNGBytes bounds TrainBatch.TrainerRNG.
+	MaxTrainerRNGBytes = 256
 )
 
 // TrainBatch is one learner update's data for a trainer: every step of the
@@ -48,6 +50,10 @@ type TrainBatch struct {
 	// built-in trainer's learner.Config in portable form), for trainers
 	// that reproduce the built-in optimiser; others may ignore it.
 	Trainer json.RawMessage `json:"trainer,omitempty"`
+	// TrainerRNG is the built-in trainer's random source after assembling
+	// the batch (math/rand/v2 PCG state), from which a trainer that
+	// reproduces it shuffles minibatches; others may ignore it.
+	TrainerRNG []byte `json:"trainer_rng,omitempty"`
 	// Steps are the rows, grouped by trajectory in step order.
 	Steps []BatchStep `json:"steps"`
 }
@@ -160,6 +166,8 @@ func (b *TrainBatch) Validate() error {
 		return bad("trainer", "%d bytes, at most %d", len(b.Trainer), MaxTrainerConfigBytes)
 	case len(b.Trainer) > 0 && !json.Valid(b.Trainer):
 		return bad("trainer", "not valid JSON")
+	case len(b.TrainerRNG) > MaxTrainerRNGBytes:
+		return bad("trainer_rng", "%d bytes, at most %d", len(b.TrainerRNG), MaxTrainerRNGBytes)
 	case len(b.Steps) == 0:
 		return bad("steps", "no rows")
 	case len(b.Steps) > MaxTrainBatchRows:

@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
@@ -29,6 +30,7 @@ const (
 	batchKeyWeightOn    = "rspo.loss.weight_on"
 	batchKeyWeightOff   = "rspo.loss.weight_off"
 	batchKeyTrainer     = "rspo.trainer"
+	batchKeyTrainerRNG  = "rspo.trainer_rng" // base64
 )
 
 // Column positions of a training batch.
@@ -96,9 +98,10 @@ func TrainBatchSchema(b *TrainBatch) *arrow.Schema {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	l := b.Loss
 	keys := []string{BatchFormatKey, batchKeyAlgo, batchKeyEpsOn, batchKeyEpsOff, batchKeyOffRatio, batchKeyBeta,
-		batchKeyEntropyCoef, batchKeyAlpha, batchKeyWeightOn, batchKeyWeightOff, batchKeyTrainer}
+		batchKeyEntropyCoef, batchKeyAlpha, batchKeyWeightOn, batchKeyWeightOff, batchKeyTrainer, batchKeyTrainerRNG}
 	vals := []string{strconv.Itoa(BatchFormat), l.Algo, f(l.EpsOn), f(l.EpsOff), l.OffRatio, f(l.Beta),
-		f(l.EntropyCoef), f(l.Alpha), f(l.WeightOn), f(l.WeightOff), string(b.Trainer)}
+		f(l.EntropyCoef), f(l.Alpha), f(l.WeightOn), f(l.WeightOff), string(b.Trainer),
+		base64.StdEncoding.EncodeToString(b.TrainerRNG)}
 	md := arrow.NewMetadata(keys, vals)
 	return arrow.NewSchema(batchFields, &md)
 }
@@ -273,6 +276,14 @@ func readBatchSchema(s *arrow.Schema, b *TrainBatch) error {
 		Alpha: num(batchKeyAlpha), WeightOn: num(batchKeyWeightOn), WeightOff: num(batchKeyWeightOff)}
 	if tc := text(batchKeyTrainer); tc != "" {
 		b.Trainer = []byte(tc)
+	}
+	if rng := text(batchKeyTrainerRNG); rng != "" && err == nil {
+		if len(rng) > 2*MaxTrainerRNGBytes {
+			return &DecodeError{Reason: fmt.Sprintf("metadata %s of %d bytes", batchKeyTrainerRNG, len(rng))}
+		}
+		if b.TrainerRNG, err = base64.StdEncoding.DecodeString(rng); err != nil {
+			return &DecodeError{Reason: fmt.Sprintf("metadata %s: %v", batchKeyTrainerRNG, err)}
+		}
 	}
 	return err
 }

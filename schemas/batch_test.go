@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,7 +22,8 @@ import (
 // batchFixture is a batch of two on-policy trajectories and one
 // off-policy one, with every column set.
 func batchFixture() *TrainBatch {
-	b := &TrainBatch{Run: "golden", Update: 3, PolicyVersion: 2, Trainer: json.RawMessage(`{"Algo":"grpo","LR":0.03}`),
+	rng, _ := rand.NewPCG(1, 2).MarshalBinary()
+	b := &TrainBatch{Run: "golden", Update: 3, PolicyVersion: 2, Trainer: json.RawMessage(`{"Algo":"grpo","LR":0.03}`), TrainerRNG: rng,
 		Loss: BatchLoss{Algo: "grpo", EpsOn: 0.2, EpsOff: 0.1, OffRatio: "behaviour", Beta: 0.01, Alpha: 0.25,
 			WeightOn: 0.75 / 4, WeightOff: 0.25 / 2}}
 	add := func(id string, steps int, off bool, group int32, adv float64) {
@@ -156,6 +158,7 @@ func TestTrainBatchRefuses(t *testing.T) {
 			b.Steps[0].NormGroup, b.Steps[1].NormGroup = 9, 9
 		}},
 		{"bad trainer json", "trainer", func(b *TrainBatch) { b.Trainer = json.RawMessage("{") }},
+		{"long trainer rng", "trainer_rng", func(b *TrainBatch) { b.TrainerRNG = make([]byte, MaxTrainerRNGBytes+1) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

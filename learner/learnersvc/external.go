@@ -36,7 +36,9 @@ func (s *Service) external() bool { return s.cfg.TrainerMode == TrainerExternal 
 // optimisation figures the trainer reported — and the event.
 func (s *Service) trainExternally(ctx context.Context, on, off []*schemas.Trajectory) (learner.UpdateStats, schemas.Event, error) {
 	from := s.cp.Version
-	s.trainer.SetUpdates(s.cp.Update) // the batch is the checkpoint's next update, however the learner got here
+	if err := s.syncAssembler(ctx, from); err != nil {
+		return learner.UpdateStats{}, schemas.Event{}, err
+	}
 	b, err := s.trainer.Assemble(on, off)
 	if err != nil {
 		return learner.UpdateStats{}, schemas.Event{}, permanent(fmt.Errorf("learnersvc: update %d: %w", s.cp.Update+1, err))
@@ -69,6 +71,30 @@ func (s *Service) trainExternally(ctx context.Context, on, off []*schemas.Trajec
 	st, err := withTrainerFigures(b.Stats(), e.Metrics)
 	st.Update, st.PolicyVersion = w.Update, e.PolicyVersion
 	return st, e, err
+}
+
+// syncAssembler brings the batch assembler to where the built-in trainer
+// would stand before the update from version v: its random source (which
+// the swap term draws partners from) as the trainer stored it beside v, when
+// the trainer is one that stores built-in trainer state, and the update
+// count of the checkpoint.
+func (s *Service) syncAssembler(ctx context.Context, v int64) error {
+	defer s.trainer.SetUpdates(s.cp.Update)
+	if v == 0 {
+		return nil
+	}
+	b, err := streams.GetSnapshot(ctx, s.js, streams.BucketPolicy, trainerObject(s.cfg.Run, v))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil // a trainer of its own kind: the assembler keeps its own source
+	}
+	if err != nil {
+		return fmt.Errorf("learnersvc: trainer state of version %d: %w", v, err)
+	}
+	if err := s.trainer.RestoreState(b); err != nil {
+		s.cfg.Logger.Warn("trainer state beside the version not readable; the assembler keeps its own random source",
+			"policy_version", v, "err", err)
+	}
+	return nil
 }
 
 // versionStored reports whether policy version v is in the object store.
