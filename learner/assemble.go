@@ -165,8 +165,9 @@ func (b *Batch) Export(run string, version int64) (*schemas.TrainBatch, error) {
 }
 
 // Import rebuilds a batch Export wrote, for t to Apply: the trajectories
-// are featurised again with t's policy, and the advantages and swap
-// coefficients are the wire's, bit for bit. The batch must have been
+// are featurised again with t's policy, and the advantages, swap
+// coefficients and random source (minibatch shuffles) are the wire's, bit
+// for bit. The batch must have been
 // assembled for t's objective and against t's policy version. Errors match
 // ErrBatch.
 func (t *Trainer) Import(w *schemas.TrainBatch) (*Batch, error) {
