@@ -11,22 +11,28 @@ import (
 // sample is one trajectory of a batch with everything an update needs,
 // computed once per update and reused by every epoch.
 type sample struct {
-	t       *schemas.Trajectory
-	off     bool
-	group   int                // index of the normalisation group
-	feats   []*policy.Features // per step
-	rewards []float64          // per step, from the configured source
-	ret     float64            // Σ rewards
-	behLogP []float64          // log π_B(a_t|s_t), recorded by the actor
-	oldLogP []float64          // log π_old(a_t|s_t): behaviour for on-policy, computed for off-policy
-	refLogP [][]float64        // log π_ref(·|s_t)
-	values  []float64          // V_old(s_t)
-	targets []float64          // value targets (PPO)
-	adv     []float64          // per-step advantage
-	swap    []float64          // per-step swap coefficient c_j (on-policy only)
+	t     *schemas.Trajectory
+	off   bool
+	group int                // index of the normalisation group
+	feats []*policy.Features // per step; nil when unfeaturised (featErr)
+	// featErr says why the built-in policy cannot featurise the trajectory
+	// (no admissible actions recorded, an action not among them): such a
+	// sample can be exported to another trainer but not applied here.
+	featErr error
+	rewards []float64   // per step, from the configured source
+	ret     float64     // Σ rewards
+	behLogP []float64   // log π_B(a_t|s_t), recorded by the actor
+	oldLogP []float64   // log π_old(a_t|s_t): behaviour for on-policy, computed for off-policy
+	refLogP [][]float64 // log π_ref(·|s_t)
+	values  []float64   // V_old(s_t)
+	targets []float64   // value targets (PPO)
+	adv     []float64   // per-step advantage
+	swap    []float64   // per-step swap coefficient c_j (on-policy only)
 }
 
-// newSample checks t and featurises it.
+// newSample checks t and featurises it. A trajectory the built-in policy
+// cannot read (policy.StatesFromTrajectory refuses it: an LLM policy's
+// free-text action, no admissible list) keeps the reason in featErr.
 func newSample(t *schemas.Trajectory, off bool, src RewardSource, fz *policy.Featurizer) (*sample, error) {
 	fail := func(reason string, err error) error {
 		return &BatchError{ID: t.ID, OffPolicy: off, Reason: reason, Err: err}
@@ -40,15 +46,12 @@ func newSample(t *schemas.Trajectory, off bool, src RewardSource, fz *policy.Fea
 	if src == RewardOutcome && t.Source == schemas.SourceExplore && !t.Swapped {
 		return nil, fail("explorer trajectory not swapped: its rewards are dense labels, not outcomes", nil)
 	}
-	states, err := policy.StatesFromTrajectory(t)
-	if err != nil {
-		return nil, fail("cannot rebuild states", err)
-	}
-	feats, err := fz.Episode(states)
-	if err != nil {
+	s := &sample{t: t, off: off, rewards: make([]float64, len(t.Steps)), behLogP: make([]float64, len(t.Steps))}
+	if states, err := policy.StatesFromTrajectory(t); err != nil {
+		s.featErr = fail("cannot rebuild states", err)
+	} else if s.feats, err = fz.Episode(states); err != nil {
 		return nil, fail("cannot featurise", err)
 	}
-	s := &sample{t: t, off: off, feats: feats, rewards: make([]float64, len(t.Steps)), behLogP: make([]float64, len(t.Steps))}
 	for i, st := range t.Steps {
 		r := st.Reward
 		if src == RewardDense {

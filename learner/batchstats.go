@@ -16,14 +16,14 @@ func (t *Trainer) batchStats(st *UpdateStats, samples []*sample, groups []*group
 		if s.off {
 			adv, ret, succ = &advOff, &retOff, &succOff
 			st.OffTrajectories++
-			st.OffSteps += float64(len(s.feats))
+			st.OffSteps += float64(len(s.t.Steps))
 			if _, ok := offTasks[s.t.TaskID]; !ok {
 				offOrder = append(offOrder, s.t.TaskID)
 			}
 			offTasks[s.t.TaskID] = append(offTasks[s.t.TaskID], s.t.Success)
 		} else {
 			st.OnTrajectories++
-			st.OnSteps += float64(len(s.feats))
+			st.OnSteps += float64(len(s.t.Steps))
 			for _, v := range s.values {
 				vals.add(v)
 			}

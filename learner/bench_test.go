@@ -128,3 +128,63 @@ func benchUpdateSteps(b *testing.B, batch []*schemas.Trajectory, cfg Config) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*steps), "cpu-ns/step")
 	b.ReportMetric(float64(steps), "steps/batch")
 }
+
+// BenchmarkWireBatch measures what the external-trainer protocol adds to an
+// update of B = 16 household tasks × N = 8 rollouts (alfworld preset,
+// untrained policy): Export, the Arrow encode and decode, and Import (which
+// featurises again), against the update itself (Assemble + Apply).
+func BenchmarkWireBatch(b *testing.B) {
+	env, err := envs.New("household", map[string]string{"preset": "alfworld"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tasks, err := env.Tasks(envs.SplitTrain, 16, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := policy.New(policy.Config{})
+	batch := collect(b, env, tasks, p, 8, 1, schemas.SourceOnPolicy)
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	asm := newTrainer(b, p, Config{})
+	tr := newTrainer(b, p, Config{})
+	ab, err := asm.Assemble(batch, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("wire", func(b *testing.B) {
+		var size int
+		cpu0 := cpuTime()
+		for range b.N {
+			w, err := ab.Export("bench", 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data, err := schemas.EncodeTrainBatch(w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			back, err := schemas.DecodeTrainBatch(data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := tr.Import(back); err != nil {
+				b.Fatal(err)
+			}
+			size = len(data)
+		}
+		b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/batch")
+		b.ReportMetric(float64(size)/(1<<20), "MiB/batch")
+		b.ReportMetric(float64(len(ab.samples)), "trajectories/batch")
+	})
+	b.Run("update", func(b *testing.B) {
+		cpu0 := cpuTime()
+		for range b.N {
+			up := newTrainer(b, p.Clone(), Config{})
+			if _, err := up.Update(batch, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/update")
+	})
+}

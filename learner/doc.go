@@ -28,6 +28,13 @@
 // restarted learner continue exactly: optimiser moments, reference policy
 // and shuffling source travel with the policy snapshot.
 //
+// An update is two halves, Trainer.Assemble (featurise, group, advantages,
+// swap coefficients: nothing that needs π_θ's weights) and Trainer.Apply
+// (the π_old and π_ref passes and the optimisation); Update is both. A
+// GRPO or GiGPO Batch travels to a trainer elsewhere with Batch.Export
+// (schemas.TrainBatch) and comes back into one with Trainer.Import, which
+// applies it bit for bit as the assembling trainer would have.
+//
 // The package is pure: it knows nothing about NATS. The learner service,
 // the explorer (training its copy on dense rewards) and the experiments all
 // drive the same Trainer.

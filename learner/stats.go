@@ -76,6 +76,24 @@ func (s UpdateStats) Map() map[string]float64 {
 	return m
 }
 
+// optimisationFigures name the figures of an update that come from its
+// optimisation rather than from the batch (see Optimisation).
+var optimisationFigures = []string{"loss", "value_loss", "grad_norm", "grad_norm_max", "ratio_mean_on", "ratio_mean_off",
+	"c_mean_off", "clip_frac_on", "clip_frac_off", "kl_on", "kl_off", "entropy_on", "entropy_off"}
+
+// Optimisation returns the figures of the optimisation (loss, gradient
+// norms, ratios, clip fractions, KL, entropy) by their JSON names: what a
+// trainer that applied a batch reports beside the batch's own figures
+// (Batch.Stats).
+func (s UpdateStats) Optimisation() map[string]float64 {
+	all := s.Map()
+	m := make(map[string]float64, len(optimisationFigures))
+	for _, k := range optimisationFigures {
+		m[k] = all[k]
+	}
+	return m
+}
+
 // running accumulates a mean.
 type running struct{ sum, n float64 }
 

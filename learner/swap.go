@@ -129,8 +129,8 @@ func (t *Trainer) assignSwap(samples []*sample) int {
 	var steps []stepRef
 	for si, s := range samples {
 		if !s.off {
-			s.swap = make([]float64, len(s.feats))
-			for k := range s.feats {
+			s.swap = make([]float64, len(s.t.Steps))
+			for k := range s.t.Steps {
 				steps = append(steps, stepRef{si, k})
 			}
 		}

@@ -75,21 +75,75 @@ func (t *Trainer) Updates() int64 { return t.updates }
 // first epoch's ratio is exactly 1 when the actor ran this policy version
 // at the policy's temperature; rollouts at another version or temperature
 // show up as ratios away from 1 (and are clipped accordingly).
+//
+// Update is Assemble followed by Apply: the one code path of every update,
+// whether the trainer that applies the batch is this one or another.
 func (t *Trainer) Update(onPolicy, offPolicy []*schemas.Trajectory) (UpdateStats, error) {
-	if len(onPolicy)+len(offPolicy) == 0 {
-		return UpdateStats{}, &BatchError{Reason: "empty batch"}
-	}
-	samples, err := t.prepare(onPolicy, offPolicy)
+	b, err := t.Assemble(onPolicy, offPolicy)
 	if err != nil {
 		return UpdateStats{}, err
 	}
-	groups := groupSamples(samples)
-	t.oldPass(samples)
-	t.assignAdvantages(samples, groups)
-	pairs := t.assignSwap(samples)
-	st := t.optimize(samples)
-	t.batchStats(&st, samples, groups)
-	st.SwapPairs = float64(pairs)
+	return t.Apply(b)
+}
+
+// Assemble prepares an update's batch without applying it: it validates and
+// featurises every trajectory, forms the normalisation groups and — for
+// every algorithm but PPO, whose advantages need V_old — assigns the
+// advantages and the swap term's coefficients. Nothing of it needs π_θ's
+// weights, so the batch can be applied by a trainer that holds them
+// elsewhere (Batch.Export). The policy is not changed. A bad trajectory
+// returns a BatchError (matching ErrBatch). A trajectory the built-in policy
+// cannot read (no admissible list, an action not among them: an LLM
+// policy's) is assembled for export; Apply refuses it.
+func (t *Trainer) Assemble(onPolicy, offPolicy []*schemas.Trajectory) (*Batch, error) {
+	if len(onPolicy)+len(offPolicy) == 0 {
+		return nil, &BatchError{Reason: "empty batch"}
+	}
+	samples, err := t.prepare(onPolicy, offPolicy)
+	if err != nil {
+		return nil, err
+	}
+	if t.cfg.Swap.Weight > 0 && t.cfg.Swap.Partners == PartnersKNN {
+		if err := firstFeatErr(samples); err != nil { // partners are chosen by state similarity
+			return nil, err
+		}
+	}
+	b := &Batch{cfg: t.cfg, update: t.updates + 1, samples: samples, groups: groupSamples(samples)}
+	if t.cfg.Algo != PPO {
+		t.advantage(b)
+	}
+	return b, nil
+}
+
+// advantage assigns b's advantages and swap coefficients.
+func (t *Trainer) advantage(b *Batch) {
+	t.assignAdvantages(b.samples, b.groups)
+	b.swapPairs = t.assignSwap(b.samples)
+	b.advantaged = true
+	b.rng, _ = t.src.MarshalBinary() // a PCG always marshals
+}
+
+// Apply applies a batch made by Assemble (or Import): the pass of π_ref
+// and of π_old where needed (log π_old of off-policy steps, V_old for
+// PPO, whose advantages are assigned then), the epochs of optimisation
+// with the batch's advantages, and the policy's next version. A batch is
+// applied once; applying it again, or a batch assembled for another
+// objective, returns a BatchError and leaves the policy unchanged.
+func (t *Trainer) Apply(b *Batch) (UpdateStats, error) {
+	if err := t.checkBatch(b); err != nil {
+		return UpdateStats{}, err
+	}
+	b.applied = true
+	t.oldPass(b.samples)
+	if !b.advantaged {
+		t.advantage(b)
+	}
+	if b.rng != nil { // the assembler's source: a no-op for a batch this trainer assembled
+		_ = t.src.UnmarshalBinary(b.rng) // checked by Import
+	}
+	st := t.optimize(b.samples)
+	t.batchStats(&st, b.samples, b.groups)
+	st.SwapPairs = float64(b.swapPairs)
 	t.updates++
 	t.pol.SetVersion(t.pol.Version() + 1)
 	st.Update, st.PolicyVersion = t.updates, t.pol.Version()

@@ -40,6 +40,10 @@ type Options struct {
 	EpsOn    float64 `json:"eps-on"`
 	EpsOff   float64 `json:"eps-off"`
 	OffRatio string  `json:"off-ratio"`
+	// Trainer is who applies the updates: "builtin" (the learner) or
+	// "external" (a trainer on rspo.<run>.batch; an in-process run starts
+	// the reference one). Not a defining setting: both train alike.
+	Trainer string `json:"trainer"`
 
 	Explorer         string `json:"explorer"`
 	SwapAll          bool   `json:"swap-all"`
@@ -110,7 +114,7 @@ const DefaultPRMRefreshWindow = 8192
 func DefaultOptions() Options {
 	return Options{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
 		Tasks: 16, GroupSize: 8, Seed: 1, LR: 0.03, Epochs: 1, Beta: 0.01, EpsOn: 0.2, EpsOff: 0.1,
-		OffRatio: string(learner.OffRatioBehaviour), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, ExploreShards: 1,
+		OffRatio: string(learner.OffRatioBehaviour), Trainer: string(learnersvc.TrainerBuiltin), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, ExploreShards: 1,
 		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
 		PRMFeatures: PRMFeaturesHash, EvalEvery: 10, EvalEpisodes: 64, Actors: 1, Data: "runs", Recipe: RecipeTilted}
 }
@@ -232,7 +236,7 @@ func (o Options) Config() (Config, error) {
 		EvalEvery:           o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget), Featurizer: feat},
 		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,
-		GateAUC: o.GateAUC, Verify: o.Verify,
+		GateAUC: o.GateAUC, Verify: o.Verify, TrainerMode: learnersvc.TrainerMode(o.Trainer),
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio), Seed: o.Seed},
 	}

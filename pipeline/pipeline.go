@@ -26,6 +26,7 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/learner/trainersvc"
 	"github.com/rspo-dev/rspo/metrics"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
@@ -59,6 +60,10 @@ type Config struct {
 	Explorer rolloutsvc.ExplorerConfig
 	Swapper  swappersvc.Config
 	Buffer   BufferConfig
+	// Trainer configures the reference external trainer, which an
+	// in-process run starts when Learner.TrainerMode is external (Run and
+	// Logger are set from this configuration).
+	Trainer trainersvc.Config
 	// PRM configures the optional PRM scoring stage; an in-process run
 	// starts it only when it names a model.
 	PRM PRMConfig

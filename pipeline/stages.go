@@ -12,6 +12,7 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/learner/trainersvc"
 	"github.com/rspo-dev/rspo/metrics"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
@@ -45,6 +46,7 @@ const (
 	StageSwapper  = "swapper"
 	StageBuffer   = "buffer"
 	StageLearner  = "learner"
+	StageTrainer  = "trainer"
 	StagePRM      = "prm"
 )
 
@@ -59,7 +61,9 @@ type stageSpec struct {
 	build      func(c Config, b Bus) (Stage, error)
 }
 
-// stageTable lists every built-in stage. `rspo run` builds them all in one
+// stageTable lists every built-in stage (an in-process run starts the
+// reference trainer only when the learner hands its updates to an
+// external one). `rspo run` builds them all in one
 // process (Config.Stages), `rspo serve NAME` one of them (Config.Stage):
 // both through this table, so a stage is constructed in exactly one place.
 var stageTable = []stageSpec{
@@ -68,6 +72,7 @@ var stageTable = []stageSpec{
 	{name: StageSwapper, rspoOnly: true, build: swapperStage},
 	{name: StageBuffer, rspoOnly: true, build: bufferStage},
 	{name: StageLearner, build: learnerStage},
+	{name: StageTrainer, configured: func(c Config) bool { return c.Learner.TrainerMode == learnersvc.TrainerExternal }, build: trainerStage},
 	{name: StagePRM, configured: func(c Config) bool { return c.PRM.Model != nil || c.PRM.Object > 0 }, build: prmStage},
 }
 
@@ -257,6 +262,15 @@ func learnerStage(c Config, b Bus) (Stage, error) {
 		svc.OnBufferSample(c.Metrics.ObserveSample)
 	}
 	return Stage{Name: StageLearner, Run: withSidecar(svc.Run, side)}, nil
+}
+
+// trainerStage runs the reference external trainer: it applies the
+// learner's batches (rspo.<run>.batch) with the built-in objective.
+func trainerStage(c Config, b Bus) (Stage, error) {
+	cfg := c.Trainer
+	cfg.Run, cfg.Logger, cfg.Counters = c.run(), c.Logger, c.counters(StageTrainer)
+	svc, err := trainersvc.New(b.JS, cfg)
+	return serviceStage(StageTrainer, svc, err)
 }
 
 // withMetrics is f that also records the progress in m; f without m.

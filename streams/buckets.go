@@ -11,6 +11,13 @@ import (
 // BucketPolicy. Versions are zero-padded so names sort by version.
 func PolicyObject(run string, version int64) string { return snapshotObject(run, version) }
 
+// TrainerStateObject returns the object name of the trainer state stored
+// beside a run's policy snapshot of version in BucketPolicy
+// (learner.Trainer.MarshalState): PolicyObject with ".trainer" appended.
+func TrainerStateObject(run string, version int64) string {
+	return PolicyObject(run, version) + ".trainer"
+}
+
 // PRMObject returns the object name of a run's PRM snapshot in BucketPRM.
 func PRMObject(run string, version int64) string { return snapshotObject(run, version) }
 

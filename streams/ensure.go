@@ -93,11 +93,14 @@ func (s StreamSpec) merge(cur jetstream.StreamConfig, o Options) (jetstream.Stre
 	next := cur
 	next.Subjects = s.Subjects
 	next.Description = s.Description
-	if o.MaxAge != 0 {
-		next.MaxAge = o.MaxAge
+	if a := s.maxAge(o); a != 0 {
+		next.MaxAge = a
 	}
 	if o.MaxBytes != 0 {
 		next.MaxBytes = o.MaxBytes
+	}
+	if s.MaxMsgsPerSubject > 0 {
+		next.MaxMsgsPerSubject = s.MaxMsgsPerSubject
 	}
 	if o.Replicas != 0 {
 		next.Replicas = o.Replicas

@@ -18,6 +18,8 @@ var (
 	ErrConnect = errors.New("streams: cannot connect")
 	// ErrUnknownSubject means a replay subject is not one of the protocol's.
 	ErrUnknownSubject = errors.New("streams: unknown subject")
+	// ErrTooLarge means a message exceeds the server's max_payload.
+	ErrTooLarge = errors.New("streams: message too large for the server")
 )
 
 // NameError says which name is unusable and why.

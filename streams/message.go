@@ -13,7 +13,7 @@ import (
 )
 
 // Message is a stored message decoded by its subject: exactly one of
-// Trajectory, Event, Metrics, Rollout and Shard is set, unless the payload did not
+// Trajectory, Event, Metrics, Rollout, Shard and Batch is set, unless the payload did not
 // decode (Err) or the subject carries no decodable payload (dead letters,
 // whose reason is in Headers). Raw is always the payload.
 type Message struct {
@@ -31,6 +31,7 @@ type Message struct {
 	Metrics    *schemas.MetricsEvent
 	Rollout    *schemas.RolloutRequest
 	Shard      *schemas.ExploreShard
+	Batch      *schemas.TrainBatch
 
 	// Raw is the undecoded payload.
 	Raw []byte
@@ -70,6 +71,8 @@ func (m *Message) decode() {
 		}
 		r, err := schemas.DecodeRolloutRequest(m.Raw)
 		m.Rollout, m.Err = keep(r, err)
+	case "batch":
+		m.Batch, m.Err = schemas.DecodeTrainBatch(m.Raw)
 	}
 }
 
@@ -101,6 +104,7 @@ type messageJSON struct {
 	Metrics    *schemas.MetricsEvent `json:"metrics,omitempty"`
 	Rollout    *rolloutJSON          `json:"rollout,omitempty"`
 	Shard      *schemas.ExploreShard `json:"explore_shard,omitempty"`
+	Batch      *schemas.TrainBatch   `json:"batch,omitempty"`
 	// Payload is the raw payload when nothing was decoded: as text when it
 	// is valid UTF-8, else PayloadBase64 holds it.
 	Payload       *string `json:"payload,omitempty"`
@@ -134,8 +138,8 @@ func newRolloutJSON(r *schemas.RolloutRequest) *rolloutJSON {
 
 // MarshalJSON writes the message as one JSON object: stream, seq, time,
 // subject, headers (first value of each), the decoded record under
-// "trajectory", "event", "metrics", "rollout" or "explore_shard", and
-// otherwise the raw payload ("payload" if UTF-8 text, else
+// "trajectory", "event", "metrics", "rollout", "explore_shard" or "batch",
+// and otherwise the raw payload ("payload" if UTF-8 text, else
 // "payload_base64") with "error".
 // The 64-bit seeds and state keys of trajectories and rollout requests
 // are strings.
@@ -144,6 +148,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		Stream: m.Stream, Seq: m.Seq, Time: m.Time, Subject: m.Subject,
 		Trajectory: m.Trajectory, Event: m.Event, Metrics: m.Metrics, Rollout: newRolloutJSON(m.Rollout),
 		Shard: m.Shard,
+		Batch: m.Batch,
 	}
 	if len(m.Headers) > 0 {
 		j.Headers = make(map[string]string, len(m.Headers))
@@ -154,7 +159,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if m.Err != nil {
 		j.Error = m.Err.Error()
 	}
-	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil && m.Shard == nil {
+	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil && m.Shard == nil && m.Batch == nil {
 		if utf8.Valid(m.Raw) {
 			s := string(m.Raw)
 			j.Payload = &s

@@ -112,3 +112,24 @@ func PublishExploreShard(ctx context.Context, js jetstream.JetStream, s schemas.
 	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
 	return Publish(ctx, js, Subjects(s.Run).WorkExplore, b, h)
 }
+
+// PublishBatch publishes a training batch on rspo.<run>.batch with
+// schemas.BatchID (run and update) as message id, so a learner that
+// publishes its update's batch again after a restart stores it once. A
+// batch larger than the server accepts returns ErrTooLarge.
+func PublishBatch(ctx context.Context, js jetstream.JetStream, b *schemas.TrainBatch) (*jetstream.PubAck, error) {
+	if err := ValidateRun(b.Run); err != nil {
+		return nil, err
+	}
+	data, err := schemas.EncodeTrainBatch(b)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode batch of update %d: %w", b.Update, err)
+	}
+	if nc := js.Conn(); nc != nil && nc.MaxPayload() > 0 && int64(len(data)) > nc.MaxPayload() {
+		return nil, fmt.Errorf("%w: batch of update %d is %d bytes, the server's max_payload %d", ErrTooLarge, b.Update, len(data), nc.MaxPayload())
+	}
+	h := dataHeaders(b.ID(), b.Run, 0, b.PolicyVersion, "", ContentTypeArrow)
+	h.Del(HeaderCycle)
+	h.Set(HeaderSchema, itoa(schemas.BatchFormat))
+	return Publish(ctx, js, Subjects(b.Run).Batch, data, h)
+}

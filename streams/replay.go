@@ -26,6 +26,8 @@ const (
 	KindCtrl         SubjectKind = "ctrl"
 	KindMetrics      SubjectKind = "metrics"
 	KindDLQ          SubjectKind = "dlq"
+	// KindBatch is the learner's training batches (schemas.TrainBatch).
+	KindBatch SubjectKind = "batch"
 )
 
 // CtrlKind is the kind of one control event type's subject, e.g.
@@ -36,7 +38,7 @@ func CtrlKind(t schemas.EventType) SubjectKind { return KindCtrl + "." + Subject
 func TrajKind(src schemas.Source) SubjectKind { return KindTraj + "." + SubjectKind(src) }
 
 // ReplaySubjects are the subject kinds Replay reads.
-var ReplaySubjects = []SubjectKind{KindTrajExplore, KindTrajOnPolicy, KindTraj, KindSwapped, KindCtrl, KindMetrics, KindDLQ}
+var ReplaySubjects = []SubjectKind{KindTrajExplore, KindTrajOnPolicy, KindTraj, KindSwapped, KindCtrl, KindMetrics, KindDLQ, KindBatch}
 
 // ReplayOptions selects what Replay reads.
 type ReplayOptions struct {
@@ -81,9 +83,9 @@ func (o ReplayOptions) filter() (stream, filter string, err error) {
 		if len(narrow) > 1 || len(narrow) == 1 && narrow[0] != "explore" && narrow[0] != "onpolicy" {
 			return "", "", unknown("trajectories are traj.explore or traj.onpolicy")
 		}
-	case "swapped":
+	case "swapped", "batch":
 		if len(narrow) > 0 {
-			return "", "", unknown("swapped takes no further token")
+			return "", "", unknown(kind + " takes no further token")
 		}
 	case "ctrl", "metrics", "dlq":
 		for _, tok := range narrow {
@@ -95,7 +97,7 @@ func (o ReplayOptions) filter() (stream, filter string, err error) {
 		return "", "", unknown("not a replayable kind")
 	}
 	filter = SubjectPrefix + "." + o.Run + "." + rel
-	if len(narrow) == 0 && kind != "swapped" {
+	if len(narrow) == 0 && kind != "swapped" && kind != "batch" {
 		filter += ".>"
 	}
 	return StreamFor(filter), filter, nil

@@ -66,6 +66,9 @@ type RunSubjects struct {
 	BufferStats string
 	// PRMScore is the PRM service's scoring endpoint (request/reply).
 	PRMScore string
+	// Batch carries the learner's training batches for an external
+	// trainer: rspo.<run>.batch.
+	Batch string
 	// CtrlAll, MetricsAll and DLQAll match every subject of their kind.
 	CtrlAll, MetricsAll, DLQAll string
 }
@@ -85,6 +88,7 @@ func Subjects(run string) RunSubjects {
 		BufferSample: p + "buffer.sample",
 		BufferStats:  p + "buffer.stats",
 		PRMScore:     p + "prm.score",
+		Batch:        p + "batch",
 		CtrlAll:      p + "ctrl.>",
 		MetricsAll:   p + "metrics.>",
 		DLQAll:       p + "dlq.>",

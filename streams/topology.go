@@ -17,6 +17,16 @@ const (
 	StreamCtrl    = "RSPO_CTRL"
 	StreamMetrics = "RSPO_METRICS"
 	StreamDLQ     = "RSPO_DLQ"
+	StreamBatch   = "RSPO_BATCH"
+)
+
+// Bounds of StreamBatch: a training batch is needed until its trainer has
+// applied it, so the stream keeps a day of them and at most the latest
+// BatchMaxPerRun of each run (a count, not bytes: JetStream would reserve
+// a byte bound on the server's store up front).
+const (
+	BatchMaxAge    = 24 * time.Hour
+	BatchMaxPerRun = 64
 )
 
 // Bucket names of the protocol.
@@ -42,6 +52,11 @@ type StreamSpec struct {
 	Dedupe bool
 	// Description is stored with the stream.
 	Description string
+	// MaxAge bounds the stream itself (0: unbounded); Options may only
+	// tighten it. MaxMsgsPerSubject keeps only that many latest messages
+	// of each subject (0: all).
+	MaxAge            time.Duration
+	MaxMsgsPerSubject int64
 }
 
 // Topology lists the protocol's streams in the order Ensure creates them.
@@ -60,6 +75,9 @@ func Topology() []StreamSpec {
 			Description: "rspo metrics events, JSON"},
 		{Name: StreamDLQ, Subjects: all("dlq.>"), Retention: jetstream.LimitsPolicy, Dedupe: true,
 			Description: "rspo dead letters, original payload, reason in headers"},
+		{Name: StreamBatch, Subjects: all("batch"), Retention: jetstream.LimitsPolicy, Dedupe: true,
+			MaxAge: BatchMaxAge, MaxMsgsPerSubject: BatchMaxPerRun,
+			Description: "rspo training batches for external trainers, Arrow IPC"},
 	}
 }
 
@@ -131,17 +149,28 @@ func (s StreamSpec) config(o Options) jetstream.StreamConfig {
 		Discard:     jetstream.DiscardOld,
 		MaxMsgs:     -1,
 		MaxBytes:    -1,
-		MaxAge:      o.MaxAge,
+		MaxAge:      s.maxAge(o),
 		Storage:     o.Storage,
 		Replicas:    o.Replicas,
 	}
 	if o.MaxBytes > 0 {
 		c.MaxBytes = o.MaxBytes
 	}
+	if s.MaxMsgsPerSubject > 0 {
+		c.MaxMsgsPerSubject = s.MaxMsgsPerSubject
+	}
 	if s.Dedupe {
 		c.Duplicates = o.DuplicateWindow
 	}
 	return c
+}
+
+// maxAge is the stream's age bound under o: the tighter of its own and o's.
+func (s StreamSpec) maxAge(o Options) time.Duration {
+	if s.MaxAge > 0 && (o.MaxAge == 0 || s.MaxAge < o.MaxAge) {
+		return s.MaxAge
+	}
+	return o.MaxAge
 }
 
 // StreamFor returns the stream that captures subject, or "" if none does.

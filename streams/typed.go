@@ -36,6 +36,9 @@ var (
 	// ExploreShards are the shards of the learner's cycles (JSON).
 	ExploreShards = Payload[schemas.ExploreShard]{Name: "explore shard", Decode: schemas.DecodeExploreShard,
 		Run: func(s schemas.ExploreShard) string { return s.Run }}
+	// TrainBatches are the learner's training batches (Arrow IPC).
+	TrainBatches = Payload[*schemas.TrainBatch]{Name: "training batch", Decode: schemas.DecodeTrainBatch,
+		Run: func(b *schemas.TrainBatch) string { return b.Run }}
 )
 
 // Delivery is a decoded message of the consumer's run, with the raw

@@ -112,6 +112,7 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.Float64Var(&o.EpsOff, "eps-off", o.EpsOff, "off-policy clip ε around π_old/π_B")
 	fs.StringVar(&o.OffRatio, "off-ratio", o.OffRatio, "off-policy ratio: behaviour (eq. 4: π_θ/π_B clipped around π_old/π_B) or old (π_θ/π_old: learn from buffer successes at full weight, biased)")
 	fs.StringVar(&o.Explorer, "explorer", o.Explorer, "explorer mode: prm|frozen|random-prm")
+	fs.StringVar(&o.Trainer, "trainer", o.Trainer, "who applies the updates: builtin (the learner) or external (a trainer on rspo.<run>.batch, e.g. rspo serve trainer; rspo run starts one; grpo or gigpo)")
 	fs.BoolVar(&o.SwapAll, "swap-all", false, "swap every explorer training rollout into the buffer, not only the final collection")
 	derivedCountVar(fs, &o.ExploreGroupSize, "explore-group", "N/2, at least 2", "explorer rollouts per task in each of its updates")
 	fs.IntVar(&o.ExploreCollect, "explore-collect", o.ExploreCollect, "final explorer rollouts per task for the buffer (0 needs --swap-all)")

@@ -19,6 +19,9 @@ type Checkpoint struct {
 	// produced (stored in the policy bucket).
 	Update  int64 `json:"update"`
 	Version int64 `json:"version"`
+	// Model is the name inference servers serve Version under, as the
+	// external trainer announced it (empty with the built-in trainer).
+	Model string `json:"model,omitempty"`
 	// PRMVersion is the PRM the next cycle scores with (0: none yet).
 	PRMVersion int64 `json:"prm_version"`
 	// TrajSeq is the RSPO_TRAJ sequence from which the next update's

@@ -32,6 +32,16 @@ type Config struct {
 	Trainer learner.Config
 	// Policy shapes π_θ at the start of a run; see policy.Config.
 	Policy policy.Config
+	// TrainerMode says who applies the updates: TrainerBuiltin (the
+	// default) trains π_θ in the learner; TrainerExternal publishes each
+	// update's batch on rspo.<run>.batch and waits for a trainer's
+	// policy.published of the next version (`rspo serve trainer`, README
+	// "Protocol: external trainers"), for as long as the trainer takes.
+	// External training needs grpo or gigpo.
+	TrainerMode TrainerMode
+	// TrainerLogEvery is how often the learner logs that it still waits
+	// for an external trainer's version. Default 30s.
+	TrainerLogEvery time.Duration
 
 	// Updates is the number of learner updates in the run. Default 30.
 	Updates int
@@ -187,6 +197,12 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.TrainerMode == "" {
+		c.TrainerMode = TrainerBuiltin
+	}
+	if c.TrainerLogEvery == 0 {
+		c.TrainerLogEvery = 30 * time.Second
+	}
 	c.Trainer = c.Trainer.WithDefaults()
 	if c.DenseOnly {
 		c.Trainer.Rewards = learner.RewardDense
@@ -241,6 +257,15 @@ func (c Config) Validate() error {
 	}
 	if err := c.Trainer.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	switch {
+	case c.TrainerMode != TrainerBuiltin && c.TrainerMode != TrainerExternal:
+		bad("trainer %q: want builtin or external", c.TrainerMode)
+	case c.TrainerMode == TrainerExternal && c.Trainer.Algo == learner.PPO:
+		bad("trainer external: ppo's advantages need V_old from the critic, which lives with π_θ's weights in the trainer; use --algo grpo or gigpo, or --trainer builtin")
+	}
+	if c.TrainerLogEvery < 0 {
+		bad("trainer log interval %v is negative", c.TrainerLogEvery)
 	}
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, err)

@@ -33,6 +33,9 @@ func TestConfigValidate(t *testing.T) {
 		{name: "negative refresh window", mod: func(c *Config) { c.PRMRefresh, c.PRMRefreshWindow = true, -1 }, want: "refresh window"},
 		{name: "tilt with noise", mod: func(c *Config) { c.RSPO, c.ExploreTilt, c.PRMNoise = true, 3, 0.1 }, want: "explorer settings"},
 		{name: "gate above 1", mod: func(c *Config) { c.GateAUC = 2 }, want: "plan.gate_auc"},
+		{name: "external gigpo", mod: func(c *Config) { c.TrainerMode, c.Trainer.Algo = TrainerExternal, learner.GiGPO }},
+		{name: "unknown trainer mode", mod: func(c *Config) { c.TrainerMode = "remote" }, want: `trainer "remote": want builtin or external`},
+		{name: "external ppo", mod: func(c *Config) { c.TrainerMode, c.Trainer.Algo = TrainerExternal, learner.PPO }, want: "ppo's advantages need V_old"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

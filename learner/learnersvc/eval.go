@@ -19,6 +19,9 @@ import (
 // "_score" figures: they would only repeat the success rates.
 func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 	out := map[string]float64{}
+	if !s.canEvaluate() {
+		return out, nil
+	}
 	b, ok := s.env.(envs.BinaryOutcome)
 	graded := !ok || !b.BinaryOutcome()
 	for i, split := range s.cfg.EvalSplits {
@@ -62,8 +65,10 @@ func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]f
 	}
 	var agent envs.Agent = policy.NewAgent(s.pol, s.cfg.EvalGreedy)
 	if s.cfg.EvalAgent != nil {
-		if agent, err = s.cfg.EvalAgent(ctx, s.pol.Version(), s.pol, s.cfg.EvalGreedy); err != nil {
-			return nil, fmt.Errorf("learnersvc: eval agent of version %d: %w", s.pol.Version(), err)
+		// The checkpoint's version: with an external trainer whose weights
+		// are not a built-in policy, s.pol stays the last built-in one.
+		if agent, err = s.cfg.EvalAgent(ctx, s.cp.Version, s.pol, s.cfg.EvalGreedy); err != nil {
+			return nil, fmt.Errorf("learnersvc: eval agent of version %d: %w", s.cp.Version, err)
 		}
 	}
 	rep, err := rollout.Evaluate(ctx, s.env, tasks, agent, rollout.EvalOptions{

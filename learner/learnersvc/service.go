@@ -31,7 +31,11 @@ type Service struct {
 	cp      Checkpoint
 	pol     *policy.Policy
 	trainer *learner.Trainer
-	prm     *prm.Model
+	// builtinSnapshot says whether pol is the latest version's snapshot
+	// (always with the built-in trainer; with an external one, while it
+	// stores built-in policies): whether in-process evaluation can run.
+	builtinSnapshot bool
+	prm             *prm.Model
 	// refresher retrains the PRM at cycle ends (PRMRefresh).
 	refresher *prmsvc.Refresher
 	// nextSeq is where the next update's rollouts are looked for.
@@ -212,6 +216,7 @@ func (s *Service) start(ctx context.Context) error {
 	if s.pol, err = policy.New(s.cfg.Policy); err != nil {
 		return err
 	}
+	s.builtinSnapshot = true
 	if err := s.publishPolicy(ctx, 0); err != nil {
 		return err
 	}
@@ -244,18 +249,15 @@ func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
 		s.cfg.Logger.Info("continuing a finished run", "run", s.cfg.Run, "from", cp.Update, "to", s.cfg.Updates)
 		s.cp.Finished = false
 	}
-	var err error
-	if s.pol, err = s.loadPolicy(ctx, cp.Version); err != nil {
-		return err
-	}
 	ref, err := s.loadPolicy(ctx, 0)
 	if err != nil {
 		return err
 	}
-	if s.trainer, err = learner.New(s.pol, s.cfg.Trainer); err != nil {
-		return err
-	}
-	if err := s.restoreTrainer(ctx, ref); err != nil {
+	if s.external() {
+		if err := s.restoreExternal(ctx, ref); err != nil {
+			return err
+		}
+	} else if err := s.restoreBuiltin(ctx, ref); err != nil {
 		return err
 	}
 	if cp.PRMVersion > 0 {
@@ -265,6 +267,20 @@ func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
 	}
 	s.cfg.Logger.Info("resuming run", "run", s.cfg.Run, "update", cp.Update, "policy_version", cp.Version)
 	return nil
+}
+
+// restoreBuiltin loads the checkpoint's policy version and restores the
+// trainer beside it.
+func (s *Service) restoreBuiltin(ctx context.Context, ref *policy.Policy) error {
+	var err error
+	if s.pol, err = s.loadPolicy(ctx, s.cp.Version); err != nil {
+		return err
+	}
+	s.builtinSnapshot = true
+	if s.trainer, err = learner.New(s.pol, s.cfg.Trainer); err != nil {
+		return err
+	}
+	return s.restoreTrainer(ctx, ref)
 }
 
 // restoreTrainer restores the optimiser state saved with the checkpoint's
@@ -282,7 +298,7 @@ func (s *Service) restoreTrainer(ctx context.Context, ref *policy.Policy) error 
 }
 
 // trainerObject names the trainer state stored beside policy version v.
-func trainerObject(run string, v int64) string { return streams.PolicyObject(run, v) + ".trainer" }
+func trainerObject(run string, v int64) string { return streams.TrainerStateObject(run, v) }
 
 func (s *Service) loadPolicy(ctx context.Context, v int64) (*policy.Policy, error) {
 	b, err := streams.GetSnapshot(ctx, s.js, streams.BucketPolicy, streams.PolicyObject(s.cfg.Run, v))
@@ -318,6 +334,14 @@ func (s *Service) publishPolicy(ctx context.Context, cycle int64) error {
 	if err := s.event(ctx, e); err != nil {
 		return err
 	}
+	s.pruneVersions(ctx, v)
+	s.cp.Version = v
+	return nil
+}
+
+// pruneVersions drops the snapshot (and trainer state) that version v
+// pushed out of the KeepVersions window; version 0 always stays.
+func (s *Service) pruneVersions(ctx context.Context, v int64) {
 	if old := v - int64(s.cfg.KeepVersions); old > 0 {
 		for _, obj := range []string{streams.PolicyObject(s.cfg.Run, old), trainerObject(s.cfg.Run, old)} {
 			if err := deleteSnapshot(ctx, s.js, streams.BucketPolicy, obj); err != nil {
@@ -325,8 +349,6 @@ func (s *Service) publishPolicy(ctx context.Context, cycle int64) error {
 			}
 		}
 	}
-	s.cp.Version = v
-	return nil
 }
 
 func deleteSnapshot(ctx context.Context, js jetstream.JetStream, bucket, object string) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/learner"
 	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 )
@@ -52,15 +53,20 @@ func (s *Service) step(ctx context.Context) error {
 			return err
 		}
 	}
-	stats, err := s.trainer.Update(on, off)
+	stats, trained, err := s.train(ctx, on, off)
 	if err != nil {
-		return permanent(fmt.Errorf("learnersvc: update %d: %w", u+1, err))
+		return err
 	}
 	clock.lap("update")
 	s.cp.Update++
 	s.cp.EnvStepsActor += rollout.EnvSteps(on)
 	s.cp.TrajSeq = s.nextSeq
-	if err := s.publishPolicy(ctx, cycle); err != nil {
+	if s.external() {
+		err = s.adoptVersion(ctx, trained)
+	} else {
+		err = s.publishPolicy(ctx, cycle)
+	}
+	if err != nil {
 		return err
 	}
 	clock.lap("publish")
@@ -76,7 +82,9 @@ func (s *Service) step(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		evalSuccess = vals["eval_success_rate"]
+		if v, ok := vals["eval_success_rate"]; ok { // not when the evaluation was skipped
+			evalSuccess = v
+		}
 	}
 	if err := saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp); err != nil {
 		return err
@@ -90,6 +98,19 @@ func (s *Service) step(ctx context.Context) error {
 			Version: s.cp.Version})
 	}
 	return nil
+}
+
+// train applies the update: in the learner, or by the external trainer,
+// whose policy.published event it returns.
+func (s *Service) train(ctx context.Context, on, off []*schemas.Trajectory) (learner.UpdateStats, schemas.Event, error) {
+	if s.external() {
+		return s.trainExternally(ctx, on, off)
+	}
+	stats, err := s.trainer.Update(on, off)
+	if err != nil {
+		return stats, schemas.Event{}, permanent(fmt.Errorf("learnersvc: update %d: %w", s.cp.Update+1, err))
+	}
+	return stats, schemas.Event{}, nil
 }
 
 func (s *Service) evalDue() bool {

@@ -26,6 +26,7 @@ const (
 	Swapper  = "swapper"
 	Buffer   = "buffer"
 	Learner  = "learner"
+	Trainer  = "trainer"
 	PRM      = "prm"
 	Admin    = "admin"
 )
@@ -33,7 +34,7 @@ const (
 // Stages lists the stages that get a user of their own, in the order of
 // the stage table, followed by the administrator.
 func Stages() []string {
-	return []string{Actor, Explorer, Swapper, Buffer, Learner, PRM, Admin}
+	return []string{Actor, Explorer, Swapper, Buffer, Learner, Trainer, PRM, Admin}
 }
 
 // Permissions are what one user may do: publish to and subscribe to the
@@ -121,10 +122,17 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 	},
 	Learner: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamTraj, s.Traj(">")), replay(streams.StreamSwapped, s.Swapped),
-			replay(streams.StreamCtrl, s.CtrlAll),
-			pub(s.WorkRollout, s.WorkExplore, s.CtrlAll, s.Metrics(Learner), s.Metrics(PRM), s.BufferSample, s.BufferStats),
+			replay(streams.StreamCtrl, s.CtrlAll), replay(streams.StreamDLQ, s.DLQAll), // the trainer's refusals of its batches
+			pub(s.WorkRollout, s.WorkExplore, s.CtrlAll, s.Metrics(Learner), s.Metrics(PRM), s.BufferSample, s.BufferStats, s.Batch),
 			writeObjects(streams.BucketPolicy), writeObjects(streams.BucketPRM),
 			writeState(streams.StateKey(s.Run, "learner", ">"), streams.StateKey(s.Run, "pipeline", ">")))
+	},
+	// The external trainer: the learner's batches in, policy snapshots (and
+	// the trainer state beside them) and their announcements out.
+	Trainer: func(s streams.RunSubjects) grant {
+		return grants(consume(streams.StreamBatch, s.Batch),
+			pub(s.Ctrl(schemas.EventPolicyPublished)),
+			writeObjects(streams.BucketPolicy))
 	},
 	PRM: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamCtrl, s.Ctrl(schemas.EventPRMPublished)), readObjects(streams.BucketPRM),

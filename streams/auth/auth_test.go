@@ -180,6 +180,21 @@ func TestAuthTrainingWithStageCredentials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run")
 	}
+	trainWithCredentials(t, learnersvc.TrainerBuiltin)
+}
+
+// TestAuthExternalTrainerWithStageCredentials is the same run with its
+// updates applied by the reference external trainer under its own user:
+// the learner may publish batches, the trainer consume them and publish
+// the policy versions.
+func TestAuthExternalTrainerWithStageCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	trainWithCredentials(t, learnersvc.TrainerExternal)
+}
+
+func trainWithCredentials(t *testing.T, mode learnersvc.TrainerMode) {
 	s := startServer(t)
 	cfg := pipeline.Config{
 		DataDir: t.TempDir(), NATSURL: s.emb.ClientURL(),
@@ -188,15 +203,19 @@ func TestAuthTrainingWithStageCredentials(t *testing.T) {
 			Run: "ra", Env: "household", EnvOptions: map[string]string{"preset": "easy"},
 			Updates: 2, Tasks: 4, GroupSize: 4, K: 2, RSPO: true, Seed: 3,
 			PRMWarmupTasks: 8, EvalEpisodes: 4, EvalEvery: 2,
-			RolloutTimeout: time.Minute, ExploreTimeout: time.Minute,
+			RolloutTimeout: time.Minute, ExploreTimeout: time.Minute, TrainerMode: mode,
 		},
+	}
+	stages := []string{auth.Actor, auth.Explorer, auth.Swapper, auth.Buffer}
+	if mode == learnersvc.TrainerExternal {
+		stages = append(stages, auth.Trainer)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	bg, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
-	for _, stage := range []string{auth.Actor, auth.Explorer, auth.Swapper, auth.Buffer} {
+	for _, stage := range stages {
 		wg.Go(func() {
 			if err := pipeline.Serve(bg, withCreds(cfg, s.creds("ra", stage)), stage); err != nil && bg.Err() == nil {
 				errs <- err
