@@ -291,7 +291,6 @@ func (s *Service) announce(ctx context.Context, b *schemas.TrainBatch, size uint
 	return err
 }
 
-
 // heartbeat tells the server every interval that msg is still being
 // worked on, until the returned stop is called.
 func heartbeat(msg jetstream.Msg, interval time.Duration) (stop func()) {
