@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/llm"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -80,6 +81,14 @@ func TestLLMLoopTrainsAsTheInProcessRun(t *testing.T) {
 		})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The same server serves embeddings, for a PRM on the embeddings featurizer.
+	ep, err := llm.NewEndpoint(llm.EndpointConfig{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vecs, err := ep.Embed(ctx, "rspo-hash-embedding", []string{"Task: put a mug in the sink"}); err != nil || len(vecs) != 1 || len(vecs[0]) != 256 {
+		t.Errorf("embeddings from serve policy: %d vectors (err %v), want 1 of length 256", len(vecs), err)
 	}
 	if err := server.stop(); err != nil {
 		t.Fatalf("policy server: %v", err)

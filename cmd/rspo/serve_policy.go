@@ -13,8 +13,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/rspo-dev/rspo/llm"
 	"github.com/rspo-dev/rspo/llm/llmserve"
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
@@ -24,8 +26,8 @@ func init() { addServeCommand(newServePolicyCmd) }
 
 // servePolicyFlags are the flags of `rspo serve policy`.
 type servePolicyFlags struct {
-	run, addr, alias string
-	keep             int
+	run, addr, alias, embedModel string
+	keep, embedDim               int
 }
 
 func newServePolicyCmd() *cobra.Command {
@@ -56,6 +58,8 @@ func newServePolicyCmd() *cobra.Command {
 	fs.StringVar(&f.addr, "addr", ":8000", "HTTP listen address (port 0: any free port, printed at start)")
 	fs.IntVar(&f.keep, "keep", 4, "how many of the last announced versions stay loaded")
 	fs.StringVar(&f.alias, "model", "", "also serve the newest version under this name")
+	fs.StringVar(&f.embedModel, "embed-model", "rspo-hash-embedding", "name of the embedding model served on POST /v1/embeddings: a deterministic hashed-text embedding (the PRM's hash projection of the whole text), for trying the embeddings featurizer without a GPU; none: no embeddings")
+	fs.IntVar(&f.embedDim, "embed-dim", 256, "length of the served embeddings")
 	nf.register(fs)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
@@ -68,6 +72,12 @@ func (f servePolicyFlags) validate() error {
 	}
 	if f.keep < 1 {
 		errs = append(errs, fmt.Errorf("--keep %d: keep at least 1 version loaded", f.keep))
+	}
+	if f.embedModel == "" {
+		errs = append(errs, errors.New("--embed-model is empty: name the embedding model, or give none to serve no embeddings"))
+	}
+	if f.embedModel != "none" && (f.embedDim < 1 || f.embedDim > prm.MaxFeatureDim) {
+		errs = append(errs, fmt.Errorf("--embed-dim %d: want 1..%d", f.embedDim, prm.MaxFeatureDim))
 	}
 	if len(f.alias) > schemas.MaxModelName {
 		errs = append(errs, fmt.Errorf("--model: %d bytes, at most %d", len(f.alias), schemas.MaxModelName))
@@ -90,6 +100,17 @@ func servePolicies(cmd *cobra.Command, nf natsFlags, f servePolicyFlags) error {
 		return fmt.Errorf("--addr %s: %w", f.addr, err)
 	}
 	srv := llmserve.New()
+	if f.embedModel != "none" {
+		embed, err := llm.HashEmbedding(prm.HashProjectionConfig{Dim: f.embedDim})
+		if err != nil {
+			return fmt.Errorf("--embed-dim: %w", err)
+		}
+		h, err := llm.NewEmbedHandler(llm.EmbedHandlerConfig{Model: f.embedModel, Embed: embed})
+		if err != nil {
+			return err
+		}
+		srv.ServeEmbeddings(h)
+	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -59,6 +59,7 @@ type Server struct {
 	answered map[string]uint64 // requests answered, by model name
 	seq      atomic.Uint64
 	now      func() time.Time
+	embed    *llm.EmbedHandler // serves /v1/embeddings when set
 }
 
 type model struct {
@@ -92,6 +93,14 @@ func (s *Server) Serve(name string, p *policy.Policy) {
 	s.models[name] = model{p: p, created: s.now().Unix()}
 }
 
+// ServeEmbeddings also serves POST /v1/embeddings with h (and lists its
+// model on GET /v1/models). Call it before the server serves requests.
+func (s *Server) ServeEmbeddings(h *llm.EmbedHandler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.embed = h
+}
+
 // Remove stops serving name.
 func (s *Server) Remove(name string) {
 	s.mu.Lock()
@@ -118,13 +127,16 @@ func (s *Server) lookup(name string) (*policy.Policy, bool) {
 	return m.p, ok
 }
 
-// ServeHTTP serves POST /v1/chat/completions and GET /v1/models.
+// ServeHTTP serves POST /v1/chat/completions and GET /v1/models, and POST
+// /v1/embeddings once ServeEmbeddings gave it a handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch path := strings.TrimSuffix(r.URL.Path, "/"); {
 	case path == "/v1/chat/completions" && r.Method == http.MethodPost:
 		s.chat(w, r)
 	case path == "/v1/models" && r.Method == http.MethodGet:
 		s.list(w)
+	case path == "/v1/embeddings" && s.embeddings() != nil:
+		s.embeddings().ServeEmbeddings(w, r)
 	case path == "/v1/chat/completions" || path == "/v1/models":
 		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
 			fmt.Sprintf("%s is not allowed on %s", r.Method, path))
@@ -154,9 +166,19 @@ func (s *Server) list(w http.ResponseWriter) {
 	for name, m := range s.models {
 		out.Data = append(out.Data, ModelInfo{ID: name, Object: "model", Created: m.created, OwnedBy: "rspo"})
 	}
+	if s.embed != nil {
+		c := s.embed.ModelCard()
+		out.Data = append(out.Data, ModelInfo{ID: c.ID, Object: c.Object, Created: c.Created, OwnedBy: c.OwnedBy})
+	}
 	s.mu.RUnlock()
 	slices.SortFunc(out.Data, func(a, b ModelInfo) int { return strings.Compare(a.ID, b.ID) })
 	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) embeddings() *llm.EmbedHandler {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.embed
 }
 
 // requestError is an OpenAI error answer.

@@ -13,6 +13,7 @@ import (
 	"github.com/rspo-dev/rspo/llm"
 	"github.com/rspo-dev/rspo/llm/llmserve"
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/prm"
 )
 
 func state() policy.State {
@@ -236,4 +237,46 @@ func FuzzComplete(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEmbeddingsBesideChat: a server given an embeddings handler serves
+// POST /v1/embeddings to the embeddings client, lists the embedding model
+// beside the policies, and still answers 404 there without one.
+func TestEmbeddingsBesideChat(t *testing.T) {
+	f := newFixture(t, 1)
+	s := llmserve.New()
+	s.Serve("run-v0", f.p)
+	f.srv.Config.Handler = s
+	ep, err := llm.NewEndpoint(llm.EndpointConfig{URL: f.srv.URL + "/v1", Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ep.Embed(t.Context(), "hash", []string{"a mug"}); err == nil {
+		t.Fatal("a server with no embeddings handler answered /v1/embeddings")
+	}
+	embed, err := llm.HashEmbedding(prm.HashProjectionConfig{Dim: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := llm.NewEmbedHandler(llm.EmbedHandlerConfig{Model: "hash", Embed: embed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ServeEmbeddings(h)
+	vecs, err := ep.Embed(t.Context(), "hash", []string{"a mug", "a sink"})
+	if err != nil || len(vecs) != 2 || len(vecs[0]) != 16 {
+		t.Fatalf("embeddings: %d vectors (err %v), want 2 of length 16", len(vecs), err)
+	}
+	if want := embed("a sink"); fmt.Sprint(vecs[1]) != fmt.Sprint(want) {
+		t.Errorf("the second vector is not the embedding of its input")
+	}
+	res, err := http.Get(f.srv.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var list llmserve.ModelList
+	if err := json.NewDecoder(res.Body).Decode(&list); err != nil || len(list.Data) != 2 || list.Data[0].ID != "hash" || list.Data[1].ID != "run-v0" {
+		t.Errorf("models %+v (%v), want hash and run-v0", list.Data, err)
+	}
 }
