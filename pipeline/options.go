@@ -188,7 +188,7 @@ func (o Options) Resolved() Options {
 }
 
 // RunName is Run, or a name derived from the main settings of a run
-// (environment, algorithm, mode, seed), so running the same settings again
+// (environment and its preset, algorithm, mode, seed), so running the same settings again
 // resumes the run. Settings the name leaves out are still checked on
 // resume (see CheckSettings): give runs that differ only in them a name.
 func (o Options) RunName() string {
@@ -205,7 +205,11 @@ func (o Options) RunName() string {
 			mode += "-tilt"
 		}
 	}
-	return fmt.Sprintf("%s-%s-%s-s%d", o.Env, o.Algo, mode, o.Seed)
+	env := o.Env
+	if p := o.EnvOptions["preset"]; p != "" && schemas.CheckRunName(env+"-"+p) == nil {
+		env += "-" + p // runs of one command on two presets must not share a name
+	}
+	return fmt.Sprintf("%s-%s-%s-s%d", env, o.Algo, mode, o.Seed)
 }
 
 // Config maps the options to a pipeline configuration. It loads the PRM

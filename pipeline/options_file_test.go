@@ -99,7 +99,7 @@ func TestEffectiveOptionsYAMLRoundTrip(t *testing.T) {
 	if err := want.EncodeYAML(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"run: shop-grpo-dense-s1\n", "rspo: false\n", "explore-group: 4\n", "keep-versions: 6\n", "  preset: easy\n"} {
+	for _, line := range []string{"run: shop-easy-grpo-dense-s1\n", "rspo: false\n", "explore-group: 4\n", "keep-versions: 6\n", "  preset: easy\n"} {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("YAML lacks %q:\n%s", line, b.String())
 		}

@@ -117,3 +117,20 @@ func TestPRMFeaturesChoosesTheFeaturizer(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNameNamesThePreset: the same command on two presets (the README's
+// first two commands) trains two runs, not one run refused on resume.
+func TestRunNameNamesThePreset(t *testing.T) {
+	o := DefaultOptions()
+	if got := o.RunName(); got != "household-grpo-rspo-prm-s1" {
+		t.Errorf("default preset: got %s", got)
+	}
+	o.EnvOptions = map[string]string{"preset": "medium"}
+	if got := o.RunName(); got != "household-medium-grpo-rspo-prm-s1" {
+		t.Errorf("medium preset: got %s, want household-medium-grpo-rspo-prm-s1", got)
+	}
+	o.EnvOptions = map[string]string{"preset": "no such/preset"}
+	if got := o.RunName(); got != "household-grpo-rspo-prm-s1" {
+		t.Errorf("a preset that cannot be part of a name: got %s (Validate reports the preset)", got)
+	}
+}
