@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -102,21 +101,7 @@ func TestExplorerKilledMidShardIsRedone(t *testing.T) {
 func startEmbeddedStages(t *testing.T, run string) *stageCluster {
 	t.Helper()
 	bin := buildRSPO(t)
-	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Shutdown)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	t.Cleanup(cancel)
-	nc, js, err := e.Connect(ctx, "stages-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	e, js, ctx := testBus(t, "stages-test", 8*time.Minute)
 	return &stageCluster{t: t, bin: bin, url: e.ClientURL(), run: run, dir: t.TempDir(), js: js, ctx: ctx}
 }
 

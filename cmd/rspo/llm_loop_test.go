@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,21 +29,7 @@ func TestLLMLoopTrainsAsTheInProcessRun(t *testing.T) {
 		t.Skip("runs the stages as processes; skipped with -short")
 	}
 	bin := buildRSPO(t)
-	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Shutdown)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	nc, js, err := e.Connect(ctx, "llm-loop-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	e, js, ctx := testBus(t, "llm-loop-test", 5*time.Minute)
 	const run, updates = "llmloop", 4
 	settings := []string{"--env-opt", "preset=easy", "--updates", strconv.Itoa(updates), "--tasks", "4", "--group", "4",
 		"--rspo=false", "--recipe", "paper", "--seed", "3", "--eval-every", "2", "--eval-episodes", "8"}

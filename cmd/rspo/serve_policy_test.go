@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -31,21 +30,7 @@ func TestActorPlaysThroughPolicyServer(t *testing.T) {
 		t.Skip("runs the stages as processes; skipped with -short")
 	}
 	bin := buildRSPO(t)
-	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Shutdown)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	nc, js, err := e.Connect(ctx, "llm-stages-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	e, js, ctx := testBus(t, "llm-stages-test", 5*time.Minute)
 	const run = "llmrun"
 	dir := t.TempDir()
 	polLog := filepath.Join(dir, "policy.log")
@@ -177,21 +162,7 @@ func TestTiltedRunThroughPolicyServer(t *testing.T) {
 		t.Skip("runs every stage as a process; skipped with -short")
 	}
 	bin := buildRSPO(t)
-	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Shutdown)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	nc, js, err := e.Connect(ctx, "llm-tilt-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	e, js, ctx := testBus(t, "llm-tilt-test", 5*time.Minute)
 	const run = "llmtilt"
 	dir := t.TempDir()
 	polLog := filepath.Join(dir, "policy.log")

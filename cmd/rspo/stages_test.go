@@ -31,21 +31,7 @@ type stageCluster struct {
 func startStages(t *testing.T, run string) *stageCluster {
 	t.Helper()
 	bin := buildRSPO(t)
-	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Shutdown)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	t.Cleanup(cancel)
-	nc, js, err := e.Connect(ctx, "stages-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	e, js, ctx := testBus(t, "stages-test", 8*time.Minute)
 	c := &stageCluster{t: t, bin: bin, url: e.ClientURL(), run: run, dir: t.TempDir(), js: js, ctx: ctx}
 	for _, stage := range [][]string{
 		{"actor", "--parallel", "2"},
