@@ -34,13 +34,18 @@ func policyHash(t *testing.T, sum Summary) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fmt.Sprintf("v%d/%s", p.Version(), paramHash(p))
+}
+
+// paramHash is the bit hash of p's parameters.
+func paramHash(p *policy.Policy) string {
 	v := make([]float64, p.NumParams())
 	for i := range v {
 		v[i] = p.Param(i)
 	}
 	var h policytest.BitHash
 	h.Floats(v...)
-	return fmt.Sprintf("v%d/%s", p.Version(), h.String())
+	return h.String()
 }
 
 // TestExternalTrainerTrainsAsBuiltin runs the same RSPO run twice, once

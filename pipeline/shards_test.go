@@ -9,7 +9,6 @@ import (
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/policy"
-	"github.com/rspo-dev/rspo/policy/policytest"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
@@ -78,13 +77,7 @@ func shardedRun(t *testing.T, cfg Config, shards, explorers int) (ids []string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := make([]float64, p.NumParams())
-	for i := range v {
-		v[i] = p.Param(i)
-	}
-	var h policytest.BitHash
-	h.Floats(v...)
-	return slices.Sorted(maps.Keys(seen)), h.String(), sum.EnvStepsExplorer
+	return slices.Sorted(maps.Keys(seen)), paramHash(p), sum.EnvStepsExplorer
 }
 
 // A run whose exploration is split into 3 shards, explored by two
