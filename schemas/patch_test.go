@@ -248,3 +248,52 @@ func FuzzPatchLabels(f *testing.F) {
 		}
 	})
 }
+
+// TestPatchLabelsMutations is FuzzPatchLabels's property over random
+// corruptions of valid messages (bytes overwritten anywhere, most often in
+// the record batch's metadata, where the buffer offsets are): whatever
+// PatchLabels accepts of a message that decodes must decode to the
+// decoded trajectory with the new labels.
+func TestPatchLabelsMutations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	base := [][]byte{rawEncode(t, fixture()), rawEncode(t, realistic(3)), rawEncode(t, randomTrajectory(rng))}
+	var decoded, patched int
+	for i := range 20000 {
+		b := bytes.Clone(base[i%len(base)])
+		metaStart := len(schemaMessage) + 8
+		metaLen := int(binary.LittleEndian.Uint32(b[len(schemaMessage)+4:]))
+		for range 1 + rng.IntN(3) {
+			at := rng.IntN(len(b))
+			if rng.IntN(4) != 0 {
+				at = metaStart + rng.IntN(metaLen)
+			}
+			b[at] = byte(rng.Uint32())
+		}
+		tr, err := DecodeTrajectory(b)
+		if err != nil {
+			PatchLabels(b, fixture()) // must not panic; no claim on the result
+			continue
+		}
+		decoded++
+		want := withLabels(tr, rng)
+		out, err := PatchLabels(b, want)
+		if err != nil {
+			if !errors.Is(err, ErrNotPatchable) {
+				t.Fatalf("mutation %d: valid labels refused with %v", i, err)
+			}
+			continue
+		}
+		patched++
+		got, err := DecodeTrajectory(out)
+		if err != nil {
+			t.Fatalf("mutation %d: the patched message does not decode: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("mutation %d: patched message decodes to %s, want %s", i, describe(got), describe(want))
+		}
+	}
+	t.Logf("%d mutations decoded, %d of them patched", decoded, patched)
+	if patched == 0 {
+		t.Error("no mutated message was patched: the test checks nothing")
+	}
+}
