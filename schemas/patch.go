@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -55,8 +56,7 @@ func PatchLabels(msg []byte, t *Trajectory) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %w", ErrNotPatchable, err)
 		}
 	}
-	out := make([]byte, len(msg))
-	copy(out, msg)
+	out := bytes.Clone(msg)
 	at := func(col int) []byte { return out[spans[col].start:spans[col].end] }
 	reward, dense := at(colReward), at(colDenseReward)
 	for i := range t.Steps {
