@@ -3,7 +3,10 @@ package swapper
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -67,15 +70,11 @@ func TestRelabelInBytes(t *testing.T) {
 
 // FuzzRelabelInBytes relabels arbitrary messages in their bytes as the
 // swapper does: decode, Relabel, PatchLabels. It must never panic, and a
-// patched message must decode to exactly Relabel of the decoded input.
-// Run with: go test ./swapper -run '^$' -fuzz FuzzRelabelInBytes
+// patched message must decode to exactly Relabel of the decoded input. The
+// seed corpus is in testdata/fuzz/FuzzRelabelInBytes (go test ./swapper
+// -update rewrites it). Run with:
+// go test ./swapper -run '^$' -fuzz FuzzRelabelInBytes
 func FuzzRelabelInBytes(f *testing.F) {
-	for _, tr := range []*schemas.Trajectory{
-		swappertest.Explorer("r", 1, 0, 1), swappertest.Explorer("r", 1, 1, 5), swappertest.Explorer("r", 2, 7, 33),
-	} {
-		f.Add(swappertest.Encode(tr))
-	}
-	f.Add([]byte("not arrow"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := schemas.DecodeTrajectory(b)
 		if err != nil {
@@ -100,4 +99,51 @@ func FuzzRelabelInBytes(f *testing.F) {
 			t.Fatalf("the patched message decodes to\n%+v\nwant Relabel's\n%+v", got, want)
 		}
 	})
+}
+
+// relabelSeeds are FuzzRelabelInBytes's seed inputs: explorer messages of
+// one to 33 steps, one with its dense labels only in Reward, an already
+// swapped record, one with a compressed body and bytes that are not Arrow.
+func relabelSeeds(t *testing.T) map[string][]byte {
+	onlyReward := swappertest.Explorer("r", 1, 2, 4)
+	for i := range onlyReward.Steps {
+		onlyReward.Steps[i].DenseReward = 0
+	}
+	swapped, err := Relabel(swappertest.Explorer("r", 1, 3, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{
+		"one_step":          swappertest.Encode(swappertest.Explorer("r", 1, 0, 1)),
+		"five_steps":        swappertest.Encode(swappertest.Explorer("r", 1, 1, 5)),
+		"thirty_three":      swappertest.Encode(swappertest.Explorer("r", 2, 7, 33)),
+		"dense_only_reward": swappertest.Encode(onlyReward),
+		"already_swapped":   swappertest.Encode(swapped),
+		"not_arrow":         []byte("not arrow"),
+	}
+}
+
+// TestRelabelFuzzCorpus keeps the checked-in seed corpus in step with
+// relabelSeeds.
+func TestRelabelFuzzCorpus(t *testing.T) {
+	dir := filepath.Join("testdata", "fuzz", "FuzzRelabelInBytes")
+	for name, b := range relabelSeeds(t) {
+		path := filepath.Join(dir, name)
+		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./swapper -update to create it)", err)
+		}
+		if string(got) != want {
+			t.Errorf("%s is stale; run go test ./swapper -update", path)
+		}
+	}
 }
