@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,11 +28,20 @@ var benchRecords = flag.Int("bench.records", 100_000, "trajectories in the buffe
 const benchSteps = 32
 
 // BenchmarkIngest measures, in one run, the raw JetStream async publish rate
-// of b.N encoded 32-step explorer trajectories (to a subject nobody
-// consumes) and the end-to-end ingest rate of the same payloads through the
-// swapper and the buffer: from the first publish until the buffer has
-// committed (synced) the last record.
+// of b.N encoded explorer trajectories (to a subject nobody consumes) and
+// the end-to-end ingest rate of the same payloads through the swapper and
+// the buffer: from the first publish until the buffer has committed
+// (synced) the last record. It runs for 32-step (~19 KB) and 88-step
+// (~46 KB) trajectories, and reports the process's CPU time per
+// trajectory in each phase (the embedded server, swapper and buffer share
+// the process).
 func BenchmarkIngest(b *testing.B) {
+	for _, steps := range []int{benchSteps, 88} {
+		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) { benchIngest(b, steps) })
+	}
+}
+
+func benchIngest(b *testing.B, steps int) {
 	bs := newBus(b, 0)
 	svc := bs.startBuffer(b, buffersvc.Config{})
 	bs.startSwapper(b)
@@ -39,7 +49,7 @@ func BenchmarkIngest(b *testing.B) {
 	raw := make([]*nats.Msg, b.N)
 	sub := streams.Subjects("r")
 	for i := range b.N {
-		tr := swappertest.Explorer("r", 1, i, benchSteps)
+		tr := swappertest.Explorer("r", 1, i, steps)
 		data := swappertest.Encode(tr)
 		msgs[i] = &nats.Msg{Subject: sub.TrajExplore, Data: data, Header: streams.TrajectoryHeaders(tr)}
 		raw[i] = &nats.Msg{Subject: sub.TrajOnPolicy, Data: data, Header: nats.Header{streams.HeaderMsgID: {fmt.Sprint("raw-", i)}}}
@@ -47,22 +57,33 @@ func BenchmarkIngest(b *testing.B) {
 	b.SetBytes(int64(len(msgs[0].Data)))
 	b.ResetTimer()
 
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime(b)
 	publishAll(b, bs.js, raw)
-	rawDur := time.Since(start)
+	rawDur, rawCPU := time.Since(start), cpuTime(b)-cpu
 
-	start = time.Now()
+	start, cpu = time.Now(), cpuTime(b)
 	publishAll(b, bs.js, msgs)
 	for svc.Counters().Stored < int64(b.N) {
 		time.Sleep(200 * time.Microsecond)
 	}
-	ingestDur := time.Since(start)
+	ingestDur, ingestCPU := time.Since(start), cpuTime(b)-cpu
 	b.StopTimer()
 
 	rawRate, ingestRate := float64(b.N)/rawDur.Seconds(), float64(b.N)/ingestDur.Seconds()
 	b.ReportMetric(rawRate, "raw-publish-traj/s")
 	b.ReportMetric(ingestRate, "ingest-traj/s")
 	b.ReportMetric(ingestRate/rawRate, "ingest/raw")
+	b.ReportMetric(float64(rawCPU.Microseconds())/float64(b.N), "raw-cpu-µs/traj")
+	b.ReportMetric(float64(ingestCPU.Microseconds())/float64(b.N), "ingest-cpu-µs/traj")
+}
+
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkStorePut measures the store alone: synced commits of batches of

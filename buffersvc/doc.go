@@ -19,4 +19,12 @@
 //     the client reassembles.
 //   - Rebuild replays the streams into a fresh Store: the buffer is a view
 //     of the log and can always be recomputed from it.
+//
+// The service decodes and validates every record of the swapped stream in
+// full, although the swapper validated its explorer message already: a
+// record published there by anything but the swapper (a forgery, a bug)
+// is dead-lettered rather than stored, since the learner decodes every
+// record it samples and one that did not decode would fail every sample
+// it is drawn into. The index keys come from the decoded record; the
+// stored bytes are the message's, verbatim.
 package buffersvc

@@ -24,6 +24,12 @@
 //
 // Encoding is deterministic: equal trajectories give equal bytes.
 //
+// PatchLabels relabels an encoded trajectory without encoding it again: it
+// copies the message and overwrites the fixed-width label columns (reward,
+// dense_reward, swapped, distinct_states, repeated_visits), giving the bytes
+// EncodeTrajectory would write for the relabelled trajectory. It refuses
+// (ErrNotPatchable) any message whose columns it cannot locate exactly.
+//
 // # Validation and errors
 //
 // Trajectory.Validate, the encoders and the decoders apply the same rules

@@ -1,6 +1,7 @@
 package schemas_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -52,4 +53,38 @@ func ExampleStateStats() {
 	distinct, repeated := schemas.StateStats(steps)
 	fmt.Println(distinct, repeated)
 	// Output: 3 2
+}
+
+func ExamplePatchLabels() {
+	t := &schemas.Trajectory{
+		ID: schemas.TrajectoryID("demo", schemas.SourceExplore, "explorer-0", 1), Run: "demo",
+		Source: schemas.SourceExplore, Env: "household", TaskID: "household/train/1", OutcomeReward: 1, Success: true,
+		Steps: []schemas.Step{
+			{Observation: "You see a mug 1.", Action: "take mug 1", ActionIndex: -1, Reward: 0.4, DenseReward: 0.4, StateKey: 1},
+			{Observation: "You hold the mug 1.", Action: "put mug 1 in sink 1", ActionIndex: -1, Reward: 0.9, DenseReward: 0.9, StateKey: 2},
+		},
+	}
+	b, err := schemas.EncodeTrajectory(t)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The outcome form of the rewards, as the swapper relabels them.
+	r := t.Clone()
+	r.Steps[0].Reward, r.Steps[1].Reward = 0, r.OutcomeReward
+	r.Swapped = true
+	r.DistinctStates, r.RepeatedVisits = schemas.StateStats(r.Steps)
+	patched, err := schemas.PatchLabels(b, r)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	encoded, _ := schemas.EncodeTrajectory(r)
+	fmt.Println(bytes.Equal(patched, encoded))
+
+	_, err = schemas.PatchLabels(b[:len(b)-1], r)
+	fmt.Println(errors.Is(err, schemas.ErrNotPatchable))
+	// Output:
+	// true
+	// true
 }

@@ -115,7 +115,7 @@ func fuzzSeeds(t *testing.T) map[string][]byte {
 
 // TestFuzzCorpus keeps the checked-in seed corpora in step with fuzzSeeds.
 func TestFuzzCorpus(t *testing.T) {
-	for _, target := range []string{"FuzzDecodeTrajectory", "FuzzDecodeTrajectoryBatch"} {
+	for _, target := range []string{"FuzzDecodeTrajectory", "FuzzDecodeTrajectoryBatch", "FuzzPatchLabels"} {
 		dir := filepath.Join("testdata", "fuzz", target)
 		for name, b := range fuzzSeeds(t) {
 			path := filepath.Join(dir, name)

@@ -54,6 +54,28 @@ func SwappedMsg(t *schemas.Trajectory) (*nats.Msg, error) {
 	return &nats.Msg{Subject: Subjects(t.Run).Swapped, Data: b, Header: TrajectoryHeaders(t)}, nil
 }
 
+// SwappedMsgFrom is SwappedMsg for a trajectory relabelled from the
+// explorer message explored, which the caller has decoded (validating it)
+// into the trajectory that t relabels. It relabels explored's bytes in
+// place of encoding t afresh (schemas.PatchLabels): the record is the same
+// Arrow IPC stream that SwappedMsg would write. A message PatchLabels
+// cannot patch is encoded as SwappedMsg does. patched reports which path
+// was taken.
+func SwappedMsgFrom(t *schemas.Trajectory, explored []byte) (m *nats.Msg, patched bool, err error) {
+	if err := checkTrajectory(t); err != nil {
+		return nil, false, err
+	}
+	if !t.Swapped {
+		return nil, false, fmt.Errorf("%w: %s", ErrNotSwapped, t.ID)
+	}
+	b, err := schemas.PatchLabels(explored, t)
+	if err != nil {
+		m, err := SwappedMsg(t)
+		return m, false, err
+	}
+	return &nats.Msg{Subject: Subjects(t.Run).Swapped, Data: b, Header: TrajectoryHeaders(t)}, true, nil
+}
+
 func checkTrajectory(t *schemas.Trajectory) error {
 	if t == nil {
 		return &schemas.ValidationError{Field: "trajectory", Reason: "nil"}

@@ -106,3 +106,44 @@ func TestPublishTrajectoryErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSwappedMsgFrom: a record made from its explorer message is the
+// message SwappedMsg makes, patched in place; bytes it cannot patch are
+// encoded instead; and it refuses what SwappedMsg refuses.
+func TestSwappedMsgFrom(t *testing.T) {
+	explored := streamstest.Trajectory("r1", schemas.SourceExplore, 4)
+	data, err := schemas.EncodeTrajectory(explored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := explored.Clone()
+	rec.Swapped = true
+	for i := range rec.Steps {
+		rec.Steps[i].Reward = 0
+	}
+	rec.Steps[len(rec.Steps)-1].Reward = rec.OutcomeReward
+	want, err := streams.SwappedMsg(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		data        []byte
+		wantPatched bool
+	}{{"explorer message", data, true}, {"not a message", []byte("junk"), false}} {
+		m, patched, err := streams.SwappedMsgFrom(rec, tc.data)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if patched != tc.wantPatched || m.Subject != want.Subject || !reflect.DeepEqual(m.Header, want.Header) || string(m.Data) != string(want.Data) {
+			t.Errorf("%s: got %s (patched %v) %v, want %s (patched %v) %v and SwappedMsg's bytes",
+				tc.name, m.Subject, patched, m.Header, want.Subject, tc.wantPatched, want.Header)
+		}
+	}
+	if _, _, err := streams.SwappedMsgFrom(explored, data); !errors.Is(err, streams.ErrNotSwapped) {
+		t.Errorf("unswapped trajectory: got %v, want ErrNotSwapped", err)
+	}
+	if _, _, err := streams.SwappedMsgFrom(nil, data); !errors.Is(err, schemas.ErrInvalid) {
+		t.Errorf("nil trajectory: got %v, want ErrInvalid", err)
+	}
+}

@@ -13,5 +13,8 @@
 // task seed, so a producer cannot smuggle a fake success into the buffer.
 //
 // The package knows nothing of NATS: swapper/swappersvc is the service
-// that wires it to the bus.
+// that wires it to the bus. There the record is not encoded again: Relabel's
+// result is written into the explorer message's own bytes
+// (schemas.PatchLabels), which decode to exactly that result
+// (TestRelabelInBytes, FuzzRelabelInBytes).
 package swapper

@@ -3,7 +3,15 @@
 // on rspo.<run>.traj.explore publishes each relabelled record to
 // rspo.<run>.swapped (Nats-Msg-Id = trajectory id), acks the source only
 // after the publish is acknowledged, and sends invalid or forged input to
-// the dead-letter queue with the reason. Whether a cycle's trajectories
+// the dead-letter queue with the reason.
+//
+// Every message is decoded and validated in full (the swapper is the trust
+// boundary for explorer output), but the record is not encoded again: it is
+// the explorer message's own bytes with the relabelled columns overwritten
+// (streams.SwappedMsgFrom, schemas.PatchLabels), the same Arrow IPC stream
+// an encode would write. A message in any other shape than the one
+// schemas writes (another Arrow writer's, a compressed body) is encoded
+// afresh instead (Counters.Encoded). Whether a cycle's trajectories
 // are verified, and in which environment options, comes from the cycle's
 // plan (schemas.CyclePlan.Verify), or from Config.Verify for every cycle.
 package swappersvc
@@ -115,6 +123,10 @@ type Counters struct {
 	Duplicates int64
 	// Rejected counts trajectories sent to the dead-letter queue.
 	Rejected int64
+	// Encoded counts records encoded afresh because their explorer message
+	// could not be relabelled in its bytes (schemas.PatchLabels); every
+	// other record is its explorer message with the labels overwritten.
+	Encoded int64
 }
 
 // Service is the swapper: explorer trajectories in, buffer records out.
@@ -126,6 +138,7 @@ type Service struct {
 	swapped  atomic.Int64
 	dups     atomic.Int64
 	rejected atomic.Int64
+	encoded  atomic.Int64
 }
 
 // New returns a swapper for cfg. It returns ErrInvalidConfig for a bad cfg.
@@ -139,7 +152,7 @@ func New(js jetstream.JetStream, cfg Config) (*Service, error) {
 
 // Counters returns the service's counters.
 func (s *Service) Counters() Counters {
-	return Counters{Swapped: s.swapped.Load(), Duplicates: s.dups.Load(), Rejected: s.rejected.Load()}
+	return Counters{Swapped: s.swapped.Load(), Duplicates: s.dups.Load(), Rejected: s.rejected.Load(), Encoded: s.encoded.Load()}
 }
 
 // Run consumes rspo.<run>.traj.explore until ctx ends, then finishes the
@@ -186,7 +199,7 @@ func (s *Service) handle(ctx context.Context, ds []streams.Delivery[*schemas.Tra
 		return results
 	}
 	for i, d := range ds {
-		futures[i], results[i] = s.publish(d.Value)
+		futures[i], results[i] = s.publish(d.Value, d.Msg.Data())
 	}
 	actx, cancel := context.WithTimeout(ctx, s.cfg.PublishTimeout)
 	defer cancel()
@@ -198,16 +211,21 @@ func (s *Service) handle(ctx context.Context, ds []streams.Delivery[*schemas.Tra
 	return results
 }
 
-// publish swaps one trajectory and starts publishing its record. A
-// trajectory that cannot be swapped yields a RejectError.
-func (s *Service) publish(t *schemas.Trajectory) (jetstream.PubAckFuture, error) {
+// publish swaps one trajectory, decoded from the message data, and starts
+// publishing its record: data with the labels overwritten, or the record
+// encoded afresh if data cannot be patched. A trajectory that cannot be
+// swapped yields a RejectError.
+func (s *Service) publish(t *schemas.Trajectory, data []byte) (jetstream.PubAckFuture, error) {
 	out, err := s.swap(t)
 	if err != nil {
 		return nil, streams.Reject(err)
 	}
-	m, err := streams.SwappedMsg(out)
+	m, patched, err := streams.SwappedMsgFrom(out, data)
 	if err != nil {
 		return nil, streams.Reject(err)
+	}
+	if !patched {
+		s.encoded.Add(1)
 	}
 	f, err := s.js.PublishMsgAsync(m)
 	if err != nil {

@@ -1,6 +1,7 @@
 package swappersvc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -102,6 +104,9 @@ func TestServiceSwapsAndDeadLettersBadInput(t *testing.T) {
 		if fmt.Sprint(rec) != fmt.Sprint(want) {
 			t.Errorf("swapped record %d:\ngot  %+v\nwant %+v", i, rec, want)
 		}
+		if !bytes.Equal(m.Data, swappertest.Encode(want)) {
+			t.Errorf("swapped record %d is not byte for byte the encoding of the relabelled trajectory", i)
+		}
 		if id := m.Header.Get(streams.HeaderMsgID); id != rec.ID {
 			t.Errorf("record %d has Nats-Msg-Id %q, want the trajectory id %q", i, id, rec.ID)
 		}
@@ -115,9 +120,60 @@ func TestServiceSwapsAndDeadLettersBadInput(t *testing.T) {
 			t.Errorf("%s: dead-letter reason %q, want it to mention %q", b.name, reason, b.reason)
 		}
 	}
-	if c := svc.Counters(); c.Swapped != 3 || c.Rejected != int64(len(bad)) {
-		t.Errorf("counters %+v, want 3 swapped and %d rejected", c, len(bad))
+	if c := svc.Counters(); c.Swapped != 3 || c.Rejected != int64(len(bad)) || c.Encoded != 0 {
+		t.Errorf("counters %+v, want 3 swapped (relabelled in their bytes, none encoded) and %d rejected", c, len(bad))
 	}
+}
+
+// TestServiceEncodesMessagesItCannotPatch: an explorer message written by
+// another Arrow writer (here with a compressed body) is valid, but not in
+// the shape the swapper relabels in place: its record is encoded afresh.
+func TestServiceEncodesMessagesItCannotPatch(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	sub := streams.Subjects("r")
+	svc := startService(t, js, Config{Run: "r"})
+	tr := swappertest.PlayCounter(t, 2, "inc", "inc", "stop")
+	data := lz4Stream(t, swappertest.Encode(tr))
+	if _, err := schemas.DecodeTrajectory(data); err != nil {
+		t.Fatalf("the compressed message does not decode: %v", err)
+	}
+	if _, err := streams.Publish(ctx, js, sub.TrajExplore, data, streams.TrajectoryHeaders(tr)); err != nil {
+		t.Fatal(err)
+	}
+	got := waitMessages(t, js, streams.StreamSwapped, sub.Swapped, 1)
+	want, err := swapper.Relabel(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got[0].Data, swappertest.Encode(want)) {
+		t.Error("the record is not the encoding of the relabelled trajectory")
+	}
+	if c := svc.Counters(); c.Swapped != 1 || c.Encoded != 1 {
+		t.Errorf("counters %+v, want 1 swapped and encoded", c)
+	}
+}
+
+// lz4Stream rewrites an Arrow IPC stream with LZ4-compressed bodies.
+func lz4Stream(t *testing.T, data []byte) []byte {
+	t.Helper()
+	r, err := ipc.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	var out bytes.Buffer
+	w := ipc.NewWriter(&out, ipc.WithSchema(r.Schema()), ipc.WithLZ4())
+	for r.Next() {
+		if err := w.Write(r.Record()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(r.Err(), w.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 func TestServiceRepublishIsDeduplicated(t *testing.T) {
