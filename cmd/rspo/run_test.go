@@ -41,7 +41,7 @@ func TestRunConfigFileAndFlagsOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := pc.Learner.Run, "shop-grpo-rspo-prm-s9"; got != want {
+	if got, want := pc.Learner.Run, "shop-easy-grpo-rspo-prm-s9"; got != want {
 		t.Errorf("derived run name: got %q, want %q", got, want)
 	}
 }
