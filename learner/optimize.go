@@ -163,6 +163,8 @@ func (t *Trainer) stepLoss(s *sample, j int, ps *policy.Pass, w float64, nOn int
 		logC := s.oldLogP[j] - s.behLogP[j]
 		obj, dLogP, ratio, clipped = Surrogate(logP, s.behLogP[j], logC, c.EpsOff, adv)
 		st.c.add(exp(logC))
+	case s.proxLogP != nil:
+		obj, dLogP, ratio, clipped = decoupledSurrogate(logP, s.proxLogP[j], s.behLogP[j], c.EpsOn, adv)
 	default:
 		obj, dLogP, ratio, clipped = Surrogate(logP, s.oldLogP[j], 0, c.EpsOn, adv)
 	}

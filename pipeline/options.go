@@ -80,6 +80,12 @@ type Options struct {
 	EvalSplits   []string `json:"eval-splits"`
 	Actors       int      `json:"actors"`
 	KeepVersions int      `json:"keep-versions"`
+	// MaxStaleness is how many policy versions an update's on-policy
+	// rollouts may lag (learnersvc.Config.MaxStaleness): 0, the default,
+	// is the synchronous loop; S ≥ 1 pipelines the actors' rollouts with
+	// the learner's updates. A defining setting: it changes what is
+	// learned (an older run's settings without it read as 0).
+	MaxStaleness int `json:"max-staleness"`
 
 	Data string `json:"data"`
 }
@@ -240,7 +246,7 @@ func (o Options) Config() (Config, error) {
 		EvalEvery:           o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget), Featurizer: feat},
 		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,
-		GateAUC: o.GateAUC, Verify: o.Verify, TrainerMode: learnersvc.TrainerMode(o.Trainer),
+		GateAUC: o.GateAUC, Verify: o.Verify, TrainerMode: learnersvc.TrainerMode(o.Trainer), MaxStaleness: o.MaxStaleness,
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio), Seed: o.Seed},
 	}
