@@ -83,13 +83,16 @@ func (s *Service) collect(ctx context.Context, reqs, later []schemas.RolloutRequ
 			firstAhead = m.Seq
 		}
 		k, ok := want[m.Trajectory.ID]
-		if !ok || got[k] != nil {
+		if !ok {
 			return nil
 		}
-		if err := s.checkLag(m.Trajectory); err != nil {
+		if err := s.checkLag(m.Trajectory); err != nil { // also after the genuine one: every stale copy counts
 			refused++
 			s.staleRefused++
 			s.cfg.Logger.Warn("refusing an on-policy trajectory", "seq", m.Seq, "trajectory", m.Trajectory.ID, "err", err)
+			return nil
+		}
+		if got[k] != nil {
 			return nil
 		}
 		got[k] = m.Trajectory
