@@ -70,6 +70,12 @@ type Progress struct {
 	EnvSteps int64
 	// Version is the latest policy version published.
 	Version int64
+	// VersionLagMax is how many versions the update's oldest on-policy
+	// rollout lagged behind the policy it trained (0 without
+	// MaxStaleness); StaleRefused counts the on-policy trajectories this
+	// process refused as older than MaxStaleness allows. Both only in an
+	// update's report.
+	VersionLagMax, StaleRefused int64
 }
 
 // Phase is a part of the learner's work, as reported to OnPhase.
