@@ -23,9 +23,11 @@ type sample struct {
 	ret     float64   // Σ rewards
 	behLogP []float64 // log π_B(a_t|s_t), recorded by the actor
 	oldLogP []float64 // log π_old(a_t|s_t): behaviour for on-policy, computed for off-policy
-	// proxLogP is log π_prox(a_t|s_t), the policy before the update, for
-	// an on-policy sample of an older policy version under
-	// Config.Decoupled; nil otherwise (the plain on-policy term).
+	// stale marks an on-policy sample of an older policy version under
+	// Config.Decoupled (the decoupled term); proxLogP is its log
+	// π_prox(a_t|s_t), the policy before the update — nil when the update
+	// is one pass (one epoch, one minibatch), whose forward pass is π_prox.
+	stale    bool
 	proxLogP []float64
 	refLogP  [][]float64 // log π_ref(·|s_t)
 	values   []float64   // V_old(s_t)

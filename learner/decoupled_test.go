@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -109,5 +110,30 @@ func TestDecoupledCentresStaleStepsOnTheProximalPolicy(t *testing.T) {
 	}
 	if pPlain == pDec {
 		t.Error("decoupled and plain objectives trained the same policy on stale rollouts")
+	}
+}
+
+// With several optimiser steps the update computes log π_prox of every
+// stale step before the first one: the policy's own log-prob then.
+func TestDecoupledProximalPass(t *testing.T) {
+	p := smallPolicy(t, 11)
+	p.SetVersion(3)
+	tr := newTrainer(t, p, Config{Epochs: 2, Decoupled: true})
+	old, fresh := fakeTrajectory("a", "t", "g", true, 3), fakeTrajectory("b", "t", "g", false, 3)
+	old.PolicyVersion, fresh.PolicyVersion = 1, 3
+	samples, err := tr.prepare([]*schemas.Trajectory{old, fresh}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.oldPass(samples)
+	if !samples[0].stale || samples[1].stale || samples[1].proxLogP != nil {
+		t.Fatalf("stale: version 1 %v, version 3 %v (π_prox %v); want only version 1's", samples[0].stale, samples[1].stale, samples[1].proxLogP)
+	}
+	var ps policy.Pass
+	for j, f := range samples[0].feats {
+		p.ForwardActions(f, &ps)
+		if got, want := samples[0].proxLogP[j], ps.LogProbs[old.Steps[j].ActionIndex]; got != want {
+			t.Errorf("step %d: log π_prox %v, want the policy's %v", j, got, want)
+		}
 	}
 }

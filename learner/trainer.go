@@ -186,8 +186,8 @@ func (t *Trainer) oldPassOne(s *sample, wk *worker) {
 	if s.off {
 		s.oldLogP = make([]float64, n)
 	}
-	s.proxLogP = nil
-	if t.stale(s) {
+	s.stale, s.proxLogP = t.stale(s), nil
+	if s.stale && !t.onePass() {
 		s.proxLogP = make([]float64, n)
 	}
 	full := s.off || t.cfg.Algo == PPO // V_old is needed, or log π_old of an off-policy step
@@ -217,3 +217,7 @@ func (t *Trainer) oldPassOne(s *sample, wk *worker) {
 func (t *Trainer) stale(s *sample) bool {
 	return t.cfg.Decoupled && !s.off && s.t.PolicyVersion < t.pol.Version()
 }
+
+// onePass reports whether an update is one optimiser step over the whole
+// batch, so the policy its forward passes see is π_old (and π_prox).
+func (t *Trainer) onePass() bool { return t.cfg.Epochs == 1 && t.cfg.MiniBatches == 1 }
