@@ -194,7 +194,8 @@ func (o Options) Resolved() Options {
 }
 
 // RunName is Run, or a name derived from the main settings of a run
-// (environment and its preset, algorithm, mode, seed), so running the same settings again
+// (environment and its preset, algorithm, mode, seed, max-staleness when
+// not 0), so running the same settings again
 // resumes the run. Settings the name leaves out are still checked on
 // resume (see CheckSettings): give runs that differ only in them a name.
 func (o Options) RunName() string {
@@ -215,7 +216,11 @@ func (o Options) RunName() string {
 	if p := o.EnvOptions["preset"]; p != "" && schemas.CheckRunName(env+"-"+p) == nil {
 		env += "-" + p // runs of one command on two presets must not share a name
 	}
-	return fmt.Sprintf("%s-%s-%s-s%d", env, o.Algo, mode, o.Seed)
+	name := fmt.Sprintf("%s-%s-%s-s%d", env, o.Algo, mode, o.Seed)
+	if o.MaxStaleness > 0 { // a pipelined run learns otherwise: not the synchronous run's name
+		name += fmt.Sprintf("-stale%d", o.MaxStaleness)
+	}
+	return name
 }
 
 // Config maps the options to a pipeline configuration. It loads the PRM
