@@ -217,3 +217,37 @@ func TestStaleTrajectoryIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A pipelined run whose updates an external trainer applies trains the
+// built-in trainer's policy to the bit: the batch's trainer settings ask
+// for the decoupled correction, and its rows carry each step's generating
+// version, from which the reference trainer computes π_prox.
+func TestPipelinedExternalTrainerTrainsAsBuiltin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	builtin := smallRun(t, t.TempDir(), false)
+	builtin.Learner.MaxStaleness, builtin.Learner.Trainer.Epochs = 1, 2 // π_prox from a pass of its own
+	sumBuiltin, err := Run(context.Background(), builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	external := smallRun(t, t.TempDir(), false)
+	external.Learner.MaxStaleness, external.Learner.Trainer.Epochs, external.Learner.TrainerMode = 1, 2, learnersvc.TrainerExternal
+	sumExternal, err := Run(context.Background(), external)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := policyHash(t, sumBuiltin), policyHash(t, sumExternal); a != b {
+		t.Fatalf("final policy: builtin %s, external %s", a, b)
+	}
+	sync := smallRun(t, t.TempDir(), false)
+	sync.Learner.Trainer.Epochs = 2
+	sumSync, err := Run(context.Background(), sync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if policyHash(t, sumSync) == policyHash(t, sumBuiltin) {
+		t.Error("max-staleness 1 trained the synchronous run's policy")
+	}
+}

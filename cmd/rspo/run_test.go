@@ -68,7 +68,6 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		{"tilt with PRM noise", []string{"--explore-tilt", "3", "--prm-noise", "0.1"}, []string{"tilt and PRM noise"}},
 		{"negative max staleness", []string{"--max-staleness", "-1"}, []string{"max staleness -1"}},
 		{"max staleness past keep-versions", []string{"--max-staleness", "4", "--keep-versions", "4"}, []string{"max staleness 4", "raise keep-versions"}},
-		{"pipelined external trainer", []string{"--max-staleness", "1", "--trainer", "external"}, []string{"--trainer builtin or --max-staleness 0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

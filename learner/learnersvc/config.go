@@ -135,7 +135,8 @@ type Config struct {
 	// the decoupled correction (learner.Config.Decoupled), and refuses
 	// any on-policy trajectory more than S versions old. It changes what
 	// is learned. At most KeepVersions−1 (the versions asked of must stay
-	// stored); the built-in trainer only.
+	// stored). With TrainerExternal the batch's trainer settings carry
+	// the correction (the reference trainer applies it).
 	MaxStaleness int `json:",omitempty"`
 
 	// ChunkTasks is the number of tasks per rollout request: smaller chunks
@@ -281,8 +282,6 @@ func (c Config) Validate() error {
 		bad("max staleness %d: want 0 (synchronous) or more versions", c.MaxStaleness)
 	case c.MaxStaleness >= c.KeepVersions:
 		bad("max staleness %d: rollouts are asked of versions up to %d behind, and only %d snapshots are kept; raise keep-versions above it", c.MaxStaleness, c.MaxStaleness, c.KeepVersions)
-	case c.MaxStaleness > 0 && c.TrainerMode == TrainerExternal:
-		bad("max staleness %d with trainer external: stale rows need log π_prox under the trainer's weights, and the batch protocol does not ask an external trainer for the decoupled correction yet; use --trainer builtin or --max-staleness 0", c.MaxStaleness)
 	}
 	if c.TrainerLogEvery < 0 {
 		bad("trainer log interval %v is negative", c.TrainerLogEvery)
