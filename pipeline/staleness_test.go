@@ -251,3 +251,38 @@ func TestPipelinedExternalTrainerTrainsAsBuiltin(t *testing.T) {
 		t.Error("max-staleness 1 trained the synchronous run's policy")
 	}
 }
+
+// A pipelined run interrupted after its third update and resumed ends
+// with the policy of the uninterrupted one: the resumed learner asks again
+// for the rollouts it had asked for ahead, and its checkpoint's stream
+// position is before the first of them it had read.
+func TestPipelinedRunResumesToTheSamePolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	whole := smallRun(t, t.TempDir(), true)
+	whole.Learner.Trainer.Alpha, whole.Learner.MaxStaleness = 0.25, 2
+	sumWhole, err := Run(context.Background(), whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := smallRun(t, t.TempDir(), true)
+	parts.Learner.Trainer.Alpha, parts.Learner.MaxStaleness = 0.25, 2
+	ctx, cancel := context.WithCancel(context.Background())
+	parts.Progress = func(p learnersvc.Progress) {
+		if p.Update == 3 {
+			cancel()
+		}
+	}
+	if _, err := Run(ctx, parts); err == nil {
+		t.Fatal("interrupted run reported success")
+	}
+	parts.Progress = nil
+	sumParts, err := Run(context.Background(), parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := policyHash(t, sumWhole), policyHash(t, sumParts); a != b {
+		t.Errorf("final policy: uninterrupted %s, resumed %s", a, b)
+	}
+}
