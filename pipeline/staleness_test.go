@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,6 +146,29 @@ func TestMaxStalenessOneIsDeterministic(t *testing.T) {
 	}
 }
 
+// forgedStale is a trajectory with the id of update 3's first rollout
+// (u = 2: π_θ version 2 trains on rollouts of version 1 with
+// max-staleness 1) played by version 0: 2 versions behind.
+func forgedStale(t *testing.T, cfg Config) *schemas.Trajectory {
+	t.Helper()
+	lc := cfg.Learner.WithDefaults()
+	env, err := envs.New(lc.Env, lc.EnvOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := env.Tasks(envs.SplitTrain, lc.Tasks, rollout.EpisodeSeed(lc.Seed, "tasks", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := schemas.RolloutRequest{ID: "u2-v1-0", Run: lc.Run, Update: 2, PolicyVersion: 1, Source: schemas.SourceOnPolicy,
+		Env: lc.Env, EnvOptions: lc.EnvOptions, GroupSize: lc.GroupSize, Seed: rollout.EpisodeSeed(lc.Seed, "u2"),
+		Tasks: rollout.TaskRefs(tasks[:lc.ChunkTasks])}
+	return &schemas.Trajectory{ID: rollout.RequestTrajectoryID(req, 0, 0), Run: lc.Run, Source: schemas.SourceOnPolicy,
+		PolicyVersion: 0, Env: lc.Env, TaskID: tasks[0].ID, GroupID: rollout.RequestGroupID(req, req.Tasks[0]),
+		Steps:         []schemas.Step{{Observation: "forged", Action: "look", Admissible: []string{"look"}, NumAdmissible: 1, Reward: 1}},
+		OutcomeReward: 1, Success: true}
+}
+
 // A trajectory older than max-staleness allows, with the id the learner
 // waits for, is refused and counted; the run trains on the actor's own
 // trajectory and ends with the policy of a run without the forgery.
@@ -162,24 +186,7 @@ func TestStaleTrajectoryIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.NATSURL, cfg.Logger, cfg.Learner.RolloutTimeout = s.ClientURL(), smallRun(t, "", false).Logger, time.Minute
-	// Update 3 (u = 2) trains π_θ version 2 on rollouts of version 1; a
-	// version-0 trajectory lags 2.
-	lc := cfg.Learner.WithDefaults()
-	env, err := envs.New(lc.Env, lc.EnvOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := env.Tasks(envs.SplitTrain, lc.Tasks, rollout.EpisodeSeed(lc.Seed, "tasks", 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := schemas.RolloutRequest{ID: "u2-v1-0", Run: lc.Run, Update: 2, PolicyVersion: 1, Source: schemas.SourceOnPolicy,
-		Env: lc.Env, EnvOptions: lc.EnvOptions, GroupSize: lc.GroupSize, Seed: rollout.EpisodeSeed(lc.Seed, "u2"),
-		Tasks: rollout.TaskRefs(tasks[:lc.ChunkTasks])}
-	stale := &schemas.Trajectory{ID: rollout.RequestTrajectoryID(req, 0, 0), Run: lc.Run, Source: schemas.SourceOnPolicy,
-		PolicyVersion: 0, Env: lc.Env, TaskID: tasks[0].ID, GroupID: rollout.RequestGroupID(req, req.Tasks[0]),
-		Steps:         []schemas.Step{{Observation: "forged", Action: "look", Admissible: []string{"look"}, NumAdmissible: 1, Reward: 1}},
-		OutcomeReward: 1, Success: true}
+	stale, run := forgedStale(t, cfg), cfg.Learner.Run
 	// Under a message id of its own: under the trajectory's id JetStream
 	// would drop the actor's genuine one as a duplicate for the dedupe
 	// window, and the update would fail once RolloutTimeout passed.
@@ -194,7 +201,7 @@ func TestStaleTrajectoryIsRefused(t *testing.T) {
 	var forgeErr error
 	cfg.Progress = func(p learnersvc.Progress) {
 		if p.Update == 1 {
-			_, forgeErr = streams.Publish(context.Background(), js, streams.Subjects(lc.Run).Traj(schemas.SourceOnPolicy), b, h)
+			_, forgeErr = streams.Publish(context.Background(), js, streams.Subjects(run).Traj(schemas.SourceOnPolicy), b, h)
 		}
 	}
 	sum, err := Run(context.Background(), cfg)
@@ -207,7 +214,7 @@ func TestStaleTrajectoryIsRefused(t *testing.T) {
 	if a, b := policyHash(t, clean), policyHash(t, sum); a != b {
 		t.Errorf("final policy with a stale forgery %s, without %s: the stale trajectory was trained on", b, a)
 	}
-	vals := updateValues(t, js, lc.Run)
+	vals := updateValues(t, js, run)
 	if got := vals[len(vals)-1]["stale_refused"]; got != 1 {
 		t.Errorf("stale_refused %v, want 1", got)
 	}
@@ -284,5 +291,41 @@ func TestPipelinedRunResumesToTheSamePolicy(t *testing.T) {
 	}
 	if a, b := policyHash(t, sumWhole), policyHash(t, sumParts); a != b {
 		t.Errorf("final policy: uninterrupted %s, resumed %s", a, b)
+	}
+}
+
+// Under the genuine trajectory's message id, a stale forgery makes
+// JetStream drop the actor's own as a duplicate: the update cannot get a
+// trajectory within the bound and fails once RolloutTimeout passes,
+// saying how many it refused and why, instead of training on it.
+func TestStaleTrajectoryUnderTheGenuineIDFailsTheUpdate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	cfg, err := stalenessOptions(t, t.TempDir(), `{"max-staleness": 1}`).Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.NATSURL, cfg.Logger, cfg.Learner.RolloutTimeout = s.ClientURL(), smallRun(t, "", false).Logger, 3*time.Second
+	stale := forgedStale(t, cfg)
+	var forgeErr error
+	var updates int64
+	cfg.Progress = func(p learnersvc.Progress) {
+		updates = p.Update
+		if p.Update == 1 {
+			_, forgeErr = streams.PublishTrajectory(context.Background(), js, stale)
+		}
+	}
+	_, err = Run(context.Background(), cfg)
+	if forgeErr != nil {
+		t.Fatal(forgeErr)
+	}
+	if err == nil || !strings.Contains(err.Error(), "1 refused as more than 1 policy versions behind") {
+		t.Fatalf("run: got %v, want update 3 failed naming the refused trajectory", err)
+	}
+	if updates != 2 {
+		t.Errorf("updates made: %d, want 2 (update 3 never trained)", updates)
 	}
 }
