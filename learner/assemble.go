@@ -90,11 +90,12 @@ type objective struct {
 	Rewards                         RewardSource
 	Alpha, EpsOn, EpsOff, Beta, Ent float64
 	OffRatio                        OffRatio
+	Decoupled                       bool
 }
 
 func objectiveOf(c Config) objective {
 	return objective{Algo: c.Algo, Rewards: c.Rewards, Alpha: c.Alpha, EpsOn: c.EpsOn, EpsOff: c.EpsOff,
-		Beta: c.Beta, Ent: c.EntropyCoef, OffRatio: c.OffRatio}
+		Beta: c.Beta, Ent: c.EntropyCoef, OffRatio: c.OffRatio, Decoupled: c.Decoupled}
 }
 
 // stepWeights are the per-step weights of the on- and off-policy terms over

@@ -19,15 +19,21 @@ type sample struct {
 	// (no admissible actions recorded, an action not among them): such a
 	// sample can be exported to another trainer but not applied here.
 	featErr error
-	rewards []float64   // per step, from the configured source
-	ret     float64     // Σ rewards
-	behLogP []float64   // log π_B(a_t|s_t), recorded by the actor
-	oldLogP []float64   // log π_old(a_t|s_t): behaviour for on-policy, computed for off-policy
-	refLogP [][]float64 // log π_ref(·|s_t)
-	values  []float64   // V_old(s_t)
-	targets []float64   // value targets (PPO)
-	adv     []float64   // per-step advantage
-	swap    []float64   // per-step swap coefficient c_j (on-policy only)
+	rewards []float64 // per step, from the configured source
+	ret     float64   // Σ rewards
+	behLogP []float64 // log π_B(a_t|s_t), recorded by the actor
+	oldLogP []float64 // log π_old(a_t|s_t): behaviour for on-policy, computed for off-policy
+	// stale marks an on-policy sample of an older policy version under
+	// Config.Decoupled (the decoupled term); proxLogP is its log
+	// π_prox(a_t|s_t), the policy before the update — nil when the update
+	// is one pass (one epoch, one minibatch), whose forward pass is π_prox.
+	stale    bool
+	proxLogP []float64
+	refLogP  [][]float64 // log π_ref(·|s_t)
+	values   []float64   // V_old(s_t)
+	targets  []float64   // value targets (PPO)
+	adv      []float64   // per-step advantage
+	swap     []float64   // per-step swap coefficient c_j (on-policy only)
 }
 
 // newSample checks t and featurises it. A trajectory the built-in policy

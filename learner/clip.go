@@ -29,3 +29,35 @@ func Surrogate(logP, logBase, logC, eps, adv float64) (obj, dLogP, ratio float64
 	}
 	return ratio * adv, ratio * adv, ratio, false
 }
+
+// decoupledSurrogate is the on-policy term of a step that an older policy
+// version played (Config.Decoupled): decoupled PPO (Hilton et al. 2021,
+// "Batch size-invariance for policy optimization"; AReaL's asynchronous
+// RL). The action was drawn from π_behav, the stale version, while the
+// update starts from π_prox, the policy before the update. Then
+//
+//	J = E_{a~π_behav}[ w · min(r·A, clip(r, 1−ε, 1+ε)·A) ],
+//	w = π_prox/π_behav,   r = π_θ/π_prox
+//
+// w corrects the distribution: at θ = θ_prox the gradient is
+// E_behav[w·∇log π_θ·A] = E_prox[∇log π_θ·A], the policy gradient of the
+// policy being updated; the clip keeps π_θ within ε of π_prox, the trust
+// region of the policy being updated rather than of the stale one. With
+// ρ = π_θ/π_behav = w·r the same objective reads
+// min(ρ·A, clip(ρ, w(1−ε), w(1+ε))·A): the generalized clip of the
+// off-policy term (Surrogate with logC = log w) with the clip range scaled
+// by w, where eq. 4 keeps it ±ε. We keep the trust region of PPO in the
+// proximal ratio, so that a small ε means the same step size whatever the
+// lag. w is capped as ratios are (maxLogRatio). With no lag π_prox =
+// π_behav, w = 1 and this is the plain on-policy clip (the trainer does
+// not take this path then: lag-0 steps keep the plain arithmetic bit for
+// bit).
+//
+// It returns the objective, its derivative with respect to logP (w·r·A on
+// the unclipped branch, else 0), the proximal ratio r and whether the clip
+// zeroed the gradient.
+func decoupledSurrogate(logP, logProx, logBehav, eps, adv float64) (obj, dLogP, ratio float64, clipped bool) {
+	w := math.Exp(min(logProx-logBehav, maxLogRatio))
+	obj, dLogP, ratio, clipped = Surrogate(logP, logProx, 0, eps, adv)
+	return w * obj, w * dLogP, ratio, clipped
+}

@@ -124,6 +124,17 @@ type Config struct {
 	Swap SwapConfig
 	// Seed drives minibatch shuffling and swap partners. Default 1.
 	Seed int64
+	// Decoupled corrects on-policy steps that a policy version older than
+	// the trained one produced (Trajectory.PolicyVersion below the policy's
+	// version at the update: rollouts of a pipelined learner, see
+	// learnersvc.Config.MaxStaleness) with decoupled PPO: the update
+	// computes log π_prox, the policy as it is before the update, for
+	// those steps and optimises (π_prox/π_behav)·min(r·A, clip(r, 1−ε,
+	// 1+ε)·A) with r = π_θ/π_prox (see stepLoss). Steps of the trained
+	// version follow the plain objective bit for bit. Default off: π_old
+	// of every on-policy step is its behaviour log-prob, so a stale
+	// step's clip is centred on the stale policy.
+	Decoupled bool `json:",omitempty"`
 	// Workers is how many goroutines share an update's featurising and
 	// forward/backward passes. Default 1. Results are deterministic for a
 	// given Workers; different counts sum gradients in a different order

@@ -15,6 +15,20 @@
 // policy at the start of the update. With no off-policy data the objective
 // is exactly the base algorithm's.
 //
+// Rollouts of an older policy version than the trained one (a pipelined
+// learner's, learnersvc.Config.MaxStaleness) are on-policy data gone
+// stale: with Config.Decoupled their steps take decoupled PPO's form
+//
+//	J_stale = mean_{i,t} w·min(r·A, clip(r, 1-ε_on, 1+ε_on)·A),   r = π_θ/π_prox, w = π_prox/π_behav
+//
+// where π_prox is the policy at the start of the update (computed like
+// the off-policy π_old) and π_behav the stale version that played: w
+// corrects the sampling distribution, and the trust region stays around
+// the policy being updated. Against π_behav it is the generalized clip of
+// J_off with the clip range scaled by w (c·(1±ε) instead of c±ε); see
+// decoupledSurrogate. Steps of the trained version keep the J_on above bit
+// for bit.
+//
 // Config.OffRatio can take the off-policy ratio against π_old instead of
 // π_B (OffRatioOld: r = π_θ/π_old clipped around 1). That is not an
 // importance-sampled estimate; it learns from a buffer success at full

@@ -163,6 +163,12 @@ func (t *Trainer) stepLoss(s *sample, j int, ps *policy.Pass, w float64, nOn int
 		logC := s.oldLogP[j] - s.behLogP[j]
 		obj, dLogP, ratio, clipped = Surrogate(logP, s.behLogP[j], logC, c.EpsOff, adv)
 		st.c.add(exp(logC))
+	case s.stale:
+		logProx := logP // one pass: the policy is still π_prox
+		if s.proxLogP != nil {
+			logProx = s.proxLogP[j]
+		}
+		obj, dLogP, ratio, clipped = decoupledSurrogate(logP, logProx, s.behLogP[j], c.EpsOn, adv)
 	default:
 		obj, dLogP, ratio, clipped = Surrogate(logP, s.oldLogP[j], 0, c.EpsOn, adv)
 	}

@@ -169,7 +169,7 @@ func (t *Trainer) prepare(on, off []*schemas.Trajectory) ([]*sample, error) {
 
 // oldPass runs the reference over every step for log π_ref, and the policy
 // as it is before the update (π_old) where needed: V_old for PPO, log π_old
-// for off-policy steps.
+// for off-policy steps, log π_prox for stale on-policy steps (Decoupled).
 func (t *Trainer) oldPass(samples []*sample) {
 	t.eachSample(len(samples), func(w, k int) { t.oldPassOne(samples[k], t.work[w]) })
 }
@@ -186,17 +186,38 @@ func (t *Trainer) oldPassOne(s *sample, wk *worker) {
 	if s.off {
 		s.oldLogP = make([]float64, n)
 	}
-	needOld := s.off || t.cfg.Algo == PPO
+	s.stale, s.proxLogP = t.stale(s), nil
+	if s.stale && !t.onePass() {
+		s.proxLogP = make([]float64, n)
+	}
+	full := s.off || t.cfg.Algo == PPO // V_old is needed, or log π_old of an off-policy step
 	for i, f := range s.feats {
-		if needOld {
+		switch {
+		case full:
 			t.pol.Forward(f, ps)
 			s.values[i] = ps.Value
-			if s.off {
-				s.oldLogP[i] = ps.LogProbs[s.t.Steps[i].ActionIndex]
-			}
+		case s.proxLogP != nil:
+			t.pol.ForwardActions(f, ps) // only log π_prox
+		}
+		a := s.t.Steps[i].ActionIndex
+		if s.off {
+			s.oldLogP[i] = ps.LogProbs[a]
+		}
+		if s.proxLogP != nil {
+			s.proxLogP[i] = ps.LogProbs[a]
 		}
 		t.ref.ForwardActions(f, rs) // π_ref's value is never used
 		ref = append(ref, rs.LogProbs...)
 		s.refLogP[i] = ref[len(ref)-len(rs.LogProbs) : len(ref) : len(ref)]
 	}
 }
+
+// stale reports whether s is an on-policy sample that Config.Decoupled
+// corrects: one that an older policy version than the trained one played.
+func (t *Trainer) stale(s *sample) bool {
+	return t.cfg.Decoupled && !s.off && s.t.PolicyVersion < t.pol.Version()
+}
+
+// onePass reports whether an update is one optimiser step over the whole
+// batch, so the policy its forward passes see is π_old (and π_prox).
+func (t *Trainer) onePass() bool { return t.cfg.Epochs == 1 && t.cfg.MiniBatches == 1 }

@@ -33,6 +33,7 @@ type Metrics struct {
 // learnerGauges are the learner's progress.
 type learnerGauges struct {
 	update, updates, version, trainSuccess, evalSuccess, envSteps prometheus.Gauge
+	versionLag, staleRefused                                      prometheus.Gauge
 }
 
 // latencyBuckets span a millisecond to a minute: a sample from a local
@@ -59,6 +60,8 @@ func New(run string) *Metrics {
 			trainSuccess: f.gauge("rspo_learner_train_success_rate", "Success rate of the latest update's on-policy batch."),
 			evalSuccess:  f.gauge("rspo_learner_eval_success_rate", "Success rate of the latest evaluation (first eval split)."),
 			envSteps:     f.gauge("rspo_learner_env_steps", "Training environment steps so far, actors' and explorers'."),
+			versionLag:   f.gauge("rspo_learner_version_lag", "Policy versions the latest update's oldest on-policy rollout lagged behind the policy it trained."),
+			staleRefused: f.gauge("rspo_learner_stale_refused", "On-policy trajectories this learner process refused as older than --max-staleness allows."),
 		},
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -135,6 +138,10 @@ func (m *Metrics) Learner(p learnersvc.Progress) {
 	g.envSteps.Set(float64(p.EnvSteps))
 	if p.SuccessRate >= 0 {
 		g.trainSuccess.Set(p.SuccessRate)
+	}
+	if p.Phase == learnersvc.PhaseUpdated {
+		g.versionLag.Set(float64(p.VersionLagMax))
+		g.staleRefused.Set(float64(p.StaleRefused))
 	}
 	if p.EvalSuccess >= 0 {
 		g.evalSuccess.Set(p.EvalSuccess)

@@ -27,7 +27,10 @@ func TestServedMetrics(t *testing.T) {
 	m.ObserveSample(time.Second, errors.New("no buffer"))
 	m.ObserveScore(time.Millisecond, 5)
 	m.Learner(learnersvc.Progress{Update: 7, Updates: 30, Version: 7, SuccessRate: 0.5, EvalSuccess: 0.25, EnvSteps: 900})
-	m.Learner(learnersvc.Progress{Update: 8, Updates: 30, Version: 8, SuccessRate: -1, EvalSuccess: -1, EnvSteps: 950})
+	m.Learner(learnersvc.Progress{Update: 8, Updates: 30, Version: 8, SuccessRate: -1, EvalSuccess: -1, EnvSteps: 950,
+		VersionLagMax: 1, StaleRefused: 2})
+	m.Learner(learnersvc.Progress{Update: 8, Updates: 30, Version: 8, SuccessRate: -1, EvalSuccess: -1, EnvSteps: 950,
+		Phase: learnersvc.PhaseUpdating}) // a phase report leaves the update's figures
 	got := metricstest.Scrape(t, srv.URL(), "stage")
 	for _, tc := range []struct {
 		name, stage string
@@ -47,6 +50,8 @@ func TestServedMetrics(t *testing.T) {
 		{"rspo_learner_train_success_rate", "", 0.5}, // -1 means none: the last rate stays
 		{"rspo_learner_eval_success_rate", "", 0.25},
 		{"rspo_learner_env_steps", "", 950},
+		{"rspo_learner_version_lag", "", 1},
+		{"rspo_learner_stale_refused", "", 2},
 	} {
 		v, ok := got[tc.name][tc.stage]
 		if !ok || v != tc.want {

@@ -80,6 +80,12 @@ type Options struct {
 	EvalSplits   []string `json:"eval-splits"`
 	Actors       int      `json:"actors"`
 	KeepVersions int      `json:"keep-versions"`
+	// MaxStaleness is how many policy versions an update's on-policy
+	// rollouts may lag (learnersvc.Config.MaxStaleness): 0, the default,
+	// is the synchronous loop; S ≥ 1 pipelines the actors' rollouts with
+	// the learner's updates. A defining setting: it changes what is
+	// learned (an older run's settings without it read as 0).
+	MaxStaleness int `json:"max-staleness"`
 
 	Data string `json:"data"`
 }
@@ -188,7 +194,8 @@ func (o Options) Resolved() Options {
 }
 
 // RunName is Run, or a name derived from the main settings of a run
-// (environment and its preset, algorithm, mode, seed), so running the same settings again
+// (environment and its preset, algorithm, mode, seed, max-staleness when
+// not 0), so running the same settings again
 // resumes the run. Settings the name leaves out are still checked on
 // resume (see CheckSettings): give runs that differ only in them a name.
 func (o Options) RunName() string {
@@ -209,7 +216,11 @@ func (o Options) RunName() string {
 	if p := o.EnvOptions["preset"]; p != "" && schemas.CheckRunName(env+"-"+p) == nil {
 		env += "-" + p // runs of one command on two presets must not share a name
 	}
-	return fmt.Sprintf("%s-%s-%s-s%d", env, o.Algo, mode, o.Seed)
+	name := fmt.Sprintf("%s-%s-%s-s%d", env, o.Algo, mode, o.Seed)
+	if o.MaxStaleness > 0 { // a pipelined run learns otherwise: not the synchronous run's name
+		name += fmt.Sprintf("-stale%d", o.MaxStaleness)
+	}
+	return name
 }
 
 // Config maps the options to a pipeline configuration. It loads the PRM
@@ -240,7 +251,7 @@ func (o Options) Config() (Config, error) {
 		EvalEvery:           o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget), Featurizer: feat},
 		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,
-		GateAUC: o.GateAUC, Verify: o.Verify, TrainerMode: learnersvc.TrainerMode(o.Trainer),
+		GateAUC: o.GateAUC, Verify: o.Verify, TrainerMode: learnersvc.TrainerMode(o.Trainer), MaxStaleness: o.MaxStaleness,
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio), Seed: o.Seed},
 	}

@@ -134,3 +134,17 @@ func TestRunNameNamesThePreset(t *testing.T) {
 		t.Errorf("a preset that cannot be part of a name: got %s (Validate reports the preset)", got)
 	}
 }
+
+// A pipelined run is named apart from the synchronous one (whose name
+// stays what it was), so the same command with --max-staleness trains a
+// run of its own instead of refusing the recorded settings.
+func TestRunNameNamesThePipelinedRun(t *testing.T) {
+	o := DefaultOptions()
+	if got := o.RunName(); got != "household-grpo-rspo-prm-s1" {
+		t.Errorf("max-staleness 0: got %q", got)
+	}
+	o.MaxStaleness = 2
+	if got := o.RunName(); got != "household-grpo-rspo-prm-s1-stale2" {
+		t.Errorf("max-staleness 2: got %q", got)
+	}
+}

@@ -135,6 +135,9 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	countVar(fs, &o.EvalEvery, "eval-every", "evaluate every this many updates")
 	countVar(fs, &o.EvalEpisodes, "eval-episodes", "episodes per eval split")
 	derivedCountVar(fs, &o.KeepVersions, "keep-versions", "k+3", "policy snapshots kept in the object store; version 0 always stays")
+	fs.IntVar(&o.MaxStaleness, "max-staleness", o.MaxStaleness, "S: policy versions an update's on-policy rollouts may lag; 0, the default, is the synchronous loop; "+
+		"S ≥ 1 asks for update u+S's rollouts before applying update u so the actors play while the learner trains (decoupled-PPO correction, "+
+		"older trajectories refused; changes what is learned; below keep-versions)")
 	fs.StringSliceVar(&o.EvalSplits, "eval-splits", nil, "splits to evaluate (default: every split but train; \"train\" means held-out train tasks)")
 	fs.BoolVar(&o.EvalGreedy, "eval-greedy", false, "evaluate with the most probable action instead of sampling")
 }

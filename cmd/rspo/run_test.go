@@ -66,6 +66,8 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		{"zero derived explore group", []string{"--explore-group", "0"}, []string{`"--explore-group"`}},
 		{"zero count in the config file", []string{"--config", "testdata/zero-tasks.json"}, []string{"tasks 0", "at least 1"}},
 		{"tilt with PRM noise", []string{"--explore-tilt", "3", "--prm-noise", "0.1"}, []string{"tilt and PRM noise"}},
+		{"negative max staleness", []string{"--max-staleness", "-1"}, []string{"max staleness -1"}},
+		{"max staleness past keep-versions", []string{"--max-staleness", "4", "--keep-versions", "4"}, []string{"max staleness 4", "raise keep-versions"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -126,6 +126,19 @@ type Config struct {
 	// EvalGreedy evaluates with the most probable action instead of sampling.
 	EvalGreedy bool
 
+	// MaxStaleness is S, how many policy versions an update's on-policy
+	// rollouts may lag behind the policy the update trains. Default 0: the
+	// synchronous loop, each update's rollouts asked of the version it
+	// updates. With S ≥ 1 the learner asks for update u+S's rollouts (of
+	// version u) before it applies update u, so actors play while it
+	// trains; update u then trains on version max(0, u−S)'s rollouts with
+	// the decoupled correction (learner.Config.Decoupled), and refuses
+	// any on-policy trajectory more than S versions old. It changes what
+	// is learned. At most KeepVersions−1 (the versions asked of must stay
+	// stored). With TrainerExternal the batch's trainer settings carry
+	// the correction (the reference trainer applies it).
+	MaxStaleness int `json:",omitempty"`
+
 	// ChunkTasks is the number of tasks per rollout request: smaller chunks
 	// spread an update over more actors. Default 2.
 	ChunkTasks int
@@ -264,6 +277,12 @@ func (c Config) Validate() error {
 	case c.TrainerMode == TrainerExternal && c.Trainer.Algo == learner.PPO:
 		bad("trainer external: ppo's advantages need V_old from the critic, which lives with π_θ's weights in the trainer; use --algo grpo or gigpo, or --trainer builtin")
 	}
+	switch {
+	case c.MaxStaleness < 0:
+		bad("max staleness %d: want 0 (synchronous) or more versions", c.MaxStaleness)
+	case c.MaxStaleness >= c.KeepVersions:
+		bad("max staleness %d: rollouts are asked of versions up to %d behind, and only %d snapshots are kept; raise keep-versions above it", c.MaxStaleness, c.MaxStaleness, c.KeepVersions)
+	}
 	if c.TrainerLogEvery < 0 {
 		bad("trainer log interval %v is negative", c.TrainerLogEvery)
 	}
@@ -327,4 +346,16 @@ func (c Config) explorePlan() (schemas.CyclePlan, error) {
 	}
 	plan.Trainer = raw
 	return plan, nil
+}
+
+// trainerConfig is the learner's trainer configuration: Trainer, with the
+// decoupled correction of stale on-policy steps when updates are
+// pipelined (MaxStaleness ≥ 1). π_B's trainer (the cycle plan's) is
+// Trainer as given: the explorer's own rollouts are never stale.
+func (c Config) trainerConfig() learner.Config {
+	t := c.Trainer
+	if c.MaxStaleness > 0 {
+		t.Decoupled = true
+	}
+	return t
 }

@@ -36,6 +36,10 @@ func TestConfigValidate(t *testing.T) {
 		{name: "external gigpo", mod: func(c *Config) { c.TrainerMode, c.Trainer.Algo = TrainerExternal, learner.GiGPO }},
 		{name: "unknown trainer mode", mod: func(c *Config) { c.TrainerMode = "remote" }, want: `trainer "remote": want builtin or external`},
 		{name: "external ppo", mod: func(c *Config) { c.TrainerMode, c.Trainer.Algo = TrainerExternal, learner.PPO }, want: "ppo's advantages need V_old"},
+		{name: "pipelined", mod: func(c *Config) { c.MaxStaleness = 2 }},
+		{name: "negative staleness", mod: func(c *Config) { c.MaxStaleness = -1 }, want: "max staleness -1"},
+		{name: "staleness past the kept snapshots", mod: func(c *Config) { c.MaxStaleness, c.KeepVersions = 3, 3 }, want: "raise keep-versions"},
+		{name: "pipelined external", mod: func(c *Config) { c.MaxStaleness, c.TrainerMode = 1, TrainerExternal }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,5 +67,17 @@ func TestBatchSplitFollowsAlpha(t *testing.T) {
 	c.RSPO = false
 	if c.onTasks() != 16 || c.offCount() != 0 {
 		t.Errorf("without RSPO: %d on-policy tasks, %d buffer records; want 16 and 0", c.onTasks(), c.offCount())
+	}
+}
+
+func TestTrainerConfigDecouplesOnlyPipelinedRuns(t *testing.T) {
+	c := Config{Run: "r"}
+	if c.trainerConfig().Decoupled {
+		t.Error("synchronous run: decoupled correction on, want off")
+	}
+	c.MaxStaleness = 1
+	if !c.trainerConfig().Decoupled || c.Trainer.Decoupled {
+		t.Errorf("pipelined run: trainer decoupled %v, settings decoupled %v; want the trainer's on, π_B's settings untouched",
+			c.trainerConfig().Decoupled, c.Trainer.Decoupled)
 	}
 }

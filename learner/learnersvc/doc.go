@@ -6,6 +6,16 @@
 // metrics and control events. The same loop runs the baselines: plain
 // GRPO / PPO / GiGPO (RSPO off) and dense-only training on the PRM.
 //
+// By default the loop is synchronous: an update's rollouts are asked of
+// the version it updates, and actors wait while the learner trains.
+// Config.MaxStaleness = S ≥ 1 pipelines it: update u+S's rollouts are asked
+// of version u before update u is applied, so update u trains on version
+// max(0, u−S)'s rollouts with the decoupled correction
+// (learner.Config.Decoupled); a trajectory more than S versions behind is
+// refused and counted (metric stale_refused), and every update reports its
+// batch's version lag. The RSPO cycle (its start, the explorer's wait)
+// stays synchronous; see staleness.go.
+//
 // Everything the service decides is deterministic given its Config and the
 // run's streams: request ids, task draws and seeds derive from the update
 // counter, so a learner killed at any point and restarted resumes from its

@@ -266,7 +266,7 @@ func (s *Service) canEvaluate() bool {
 // snapshot in hand for evaluation, when it is a built-in one.
 func (s *Service) restoreExternal(ctx context.Context, ref *policy.Policy) error {
 	var err error
-	if s.trainer, err = learner.New(ref, s.cfg.Trainer); err != nil {
+	if s.trainer, err = learner.New(ref, s.cfg.trainerConfig()); err != nil {
 		return err
 	}
 	s.trainer.SetUpdates(s.cp.Update)

@@ -23,8 +23,9 @@ func (s *Service) metrics(ctx context.Context, m schemas.MetricsEvent) {
 
 // publishUpdateMetrics reports one update: the trainer's statistics (on-
 // and off-policy separately), on-policy success and dense return,
-// repeated-state visits, and the environment steps spent so far.
-func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st learner.UpdateStats, on []*schemas.Trajectory, clock phaseClock) {
+// repeated-state visits, the version lag of the on-policy batch, and the
+// environment steps spent so far.
+func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st learner.UpdateStats, on []*schemas.Trajectory, lag batchLag, clock phaseClock) {
 	v := st.Map()
 	for phase, sec := range clock.seconds {
 		v["seconds_"+phase] = sec
@@ -50,7 +51,16 @@ func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st lear
 	v["env_steps_explorer"] = float64(s.cp.EnvStepsExplorer)
 	v["env_steps"] = float64(s.cp.EnvStepsActor + s.cp.EnvStepsExplorer)
 	v["ignored_messages"] = float64(s.ignored) // read from the streams and unusable (logged each)
+	v["version_lag_max"], v["version_lag_mean"] = float64(lag.max), lag.mean
+	v["stale_refused"] = float64(s.staleRefused) // on-policy trajectories older than MaxStaleness (logged each)
 	s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "update", Cycle: cycle, Values: v})
+}
+
+// batchLag is how many policy versions the on-policy batch's trajectories
+// lag behind the version the update trains: the largest and the mean.
+type batchLag struct {
+	max  int64
+	mean float64
 }
 
 // phaseClock measures the wall time of an update's phases: waiting for

@@ -43,6 +43,12 @@ type Service struct {
 	// ignored counts stream messages the learner read and could not use
 	// (undecodable, or events that do not answer its plan).
 	ignored int64
+	// staleRefused counts on-policy trajectories refused for lagging more
+	// than MaxStaleness versions behind π_θ.
+	staleRefused int64
+	// requested is the first update whose rollouts this process has not
+	// asked for (requestAhead).
+	requested int64
 	// progress, if set, is told about every finished update; phase about
 	// every phase started.
 	progress, phase func(Progress)
@@ -64,6 +70,12 @@ type Progress struct {
 	EnvSteps int64
 	// Version is the latest policy version published.
 	Version int64
+	// VersionLagMax is how many versions the update's oldest on-policy
+	// rollout lagged behind the policy it trained (0 without
+	// MaxStaleness); StaleRefused counts the on-policy trajectories this
+	// process refused as older than MaxStaleness allows. Both only in an
+	// update's report.
+	VersionLagMax, StaleRefused int64
 }
 
 // Phase is a part of the learner's work, as reported to OnPhase.
@@ -220,7 +232,7 @@ func (s *Service) start(ctx context.Context) error {
 	if err := s.publishPolicy(ctx, 0); err != nil {
 		return err
 	}
-	if s.trainer, err = learner.New(s.pol, s.cfg.Trainer); err != nil {
+	if s.trainer, err = learner.New(s.pol, s.cfg.trainerConfig()); err != nil {
 		return err
 	}
 	cfgJSON, _ := json.Marshal(s.cfg)
@@ -237,7 +249,7 @@ func (s *Service) start(ctx context.Context) error {
 
 // resume loads the checkpoint's policy version and the reference policy.
 func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
-	s.cp, s.nextSeq = cp, cp.TrajSeq
+	s.cp, s.nextSeq, s.requested = cp, cp.TrajSeq, 0 // pending requests are published again
 	if cp.Finished {
 		if int64(s.cfg.Updates) <= cp.Update {
 			s.cfg.Logger.Info("run already finished", "run", s.cfg.Run, "updates", cp.Update)
@@ -277,7 +289,7 @@ func (s *Service) restoreBuiltin(ctx context.Context, ref *policy.Policy) error 
 		return err
 	}
 	s.builtinSnapshot = true
-	if s.trainer, err = learner.New(s.pol, s.cfg.Trainer); err != nil {
+	if s.trainer, err = learner.New(s.pol, s.cfg.trainerConfig()); err != nil {
 		return err
 	}
 	return s.restoreTrainer(ctx, ref)

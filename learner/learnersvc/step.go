@@ -16,7 +16,9 @@ import (
 func (s *Service) cycleOf(u int64) int64 { return u / int64(s.cfg.K) }
 
 // step runs one learner update: (with RSPO) start the cycle if this is its
-// first update, gather on-policy rollouts and buffer records, update π_θ,
+// first update, ask for the rollouts of this update and, with
+// MaxStaleness S ≥ 1, of those up to S updates ahead (staleness.go),
+// gather this update's on-policy rollouts and buffer records, update π_θ,
 // publish the new version and the metrics, end the cycle if this was its
 // last update, and checkpoint.
 func (s *Service) step(ctx context.Context) error {
@@ -35,12 +37,16 @@ func (s *Service) step(ctx context.Context) error {
 		}
 		clock.lap("explore_wait")
 	}
+	if err := s.requestAhead(ctx, u); err != nil {
+		return err
+	}
 	s.startPhase(PhaseUpdating, cycle)
-	on, err := s.rollouts(ctx, fmt.Sprintf("u%d", u), cycle, tasks, s.cfg.GroupSize)
+	on, err := s.updateRollouts(ctx, u)
 	if err != nil {
 		return err
 	}
 	clock.lap("rollouts")
+	lagMax, lagMean := versionLag(on, s.pol.Version())
 	var off []*schemas.Trajectory
 	if s.cfg.RSPO {
 		if off, err = s.sampleBuffer(ctx, cycle, u, tasks); err != nil {
@@ -70,7 +76,7 @@ func (s *Service) step(ctx context.Context) error {
 		return err
 	}
 	clock.lap("publish")
-	s.publishUpdateMetrics(ctx, cycle, stats, on, clock)
+	s.publishUpdateMetrics(ctx, cycle, stats, on, batchLag{max: lagMax, mean: lagMean}, clock)
 	if s.cfg.RSPO && (withinCycle == s.cfg.K-1 || s.cp.Update == int64(s.cfg.Updates)) {
 		if err := s.endCycle(ctx, cycle); err != nil {
 			return err
@@ -95,7 +101,7 @@ func (s *Service) step(ctx context.Context) error {
 		}
 		s.progress(Progress{Update: s.cp.Update, Updates: int64(s.cfg.Updates), Cycle: cycle,
 			SuccessRate: stats.SuccessOn, EvalSuccess: evalSuccess, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer,
-			Version: s.cp.Version})
+			Version: s.cp.Version, VersionLagMax: lagMax, StaleRefused: s.staleRefused})
 	}
 	return nil
 }
