@@ -139,20 +139,7 @@ func TestExternalRunResumes(t *testing.T) {
 	}
 	parts := tilted()
 	parts.Learner.TrainerMode = learnersvc.TrainerExternal
-	ctx, cancel := context.WithCancel(context.Background())
-	parts.Progress = func(p learnersvc.Progress) {
-		if p.Update == 3 {
-			cancel()
-		}
-	}
-	if _, err := Run(ctx, parts); err == nil {
-		t.Fatal("interrupted run reported success")
-	}
-	parts.Progress = nil
-	sumParts, err := Run(context.Background(), parts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sumParts := runInterrupted(t, parts, 3)
 	if a, b := policyHash(t, sumWhole), policyHash(t, sumParts); a != b {
 		t.Fatalf("final policy: uninterrupted builtin %s, resumed external %s", a, b)
 	}

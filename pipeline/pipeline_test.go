@@ -128,20 +128,7 @@ func TestInterruptedRunResumesToTheSamePolicy(t *testing.T) {
 
 	parts := smallRun(t, t.TempDir(), true)
 	parts.Learner.Trainer.Alpha = 0.25
-	ctx, cancel := context.WithCancel(context.Background())
-	parts.Progress = func(p learnersvc.Progress) {
-		if p.Update == 3 {
-			cancel()
-		}
-	}
-	if _, err := Run(ctx, parts); err == nil {
-		t.Fatal("interrupted run reported success")
-	}
-	parts.Progress = nil
-	sumParts, err := Run(context.Background(), parts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sumParts := runInterrupted(t, parts, 3)
 	a, err := os.ReadFile(filepath.Join(sumWhole.ReportDir, PolicyFile))
 	if err != nil {
 		t.Fatal(err)
@@ -156,4 +143,26 @@ func TestInterruptedRunResumesToTheSamePolicy(t *testing.T) {
 	if sumWhole.EnvSteps != sumParts.EnvSteps {
 		t.Errorf("environment steps: whole %d, resumed %d", sumWhole.EnvSteps, sumParts.EnvSteps)
 	}
+}
+
+// runInterrupted runs cfg, stops it once update `at` is done, runs it again
+// to the end (a resume) and returns the resumed run's summary.
+func runInterrupted(t *testing.T, cfg Config, at int64) Summary {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Progress = func(p learnersvc.Progress) {
+		if p.Update == at {
+			cancel()
+		}
+	}
+	if _, err := Run(ctx, cfg); err == nil {
+		t.Fatal("interrupted run reported success")
+	}
+	cfg.Progress = nil
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
 }

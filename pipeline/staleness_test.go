@@ -275,20 +275,7 @@ func TestPipelinedRunResumesToTheSamePolicy(t *testing.T) {
 	}
 	parts := smallRun(t, t.TempDir(), true)
 	parts.Learner.Trainer.Alpha, parts.Learner.MaxStaleness = 0.25, 2
-	ctx, cancel := context.WithCancel(context.Background())
-	parts.Progress = func(p learnersvc.Progress) {
-		if p.Update == 3 {
-			cancel()
-		}
-	}
-	if _, err := Run(ctx, parts); err == nil {
-		t.Fatal("interrupted run reported success")
-	}
-	parts.Progress = nil
-	sumParts, err := Run(context.Background(), parts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sumParts := runInterrupted(t, parts, 3)
 	if a, b := policyHash(t, sumWhole), policyHash(t, sumParts); a != b {
 		t.Errorf("final policy: uninterrupted %s, resumed %s", a, b)
 	}
