@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/rspo-dev/rspo/internal/fuzzcorpus"
 )
 
 // batchFixture is a batch of two on-policy trajectories and one
@@ -322,25 +323,7 @@ func TestTrainBatchFuzzCorpus(t *testing.T) {
 			seeds[strings.ReplaceAll(name, " ", "_")] = c.data
 		}
 	}
-	for name, b := range seeds {
-		path := filepath.Join(dir, name)
-		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		if *update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./schemas -update to create it)", err)
-		}
-		if string(got) != want {
-			t.Errorf("%s is stale; run go test ./schemas -update", path)
-		}
-	}
+	fuzzcorpus.Check(t, dir, seeds, *update, "schemas")
 }
 
 func BenchmarkDecodeTrainBatch(b *testing.B) {

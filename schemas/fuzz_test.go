@@ -2,14 +2,13 @@ package schemas
 
 import (
 	"errors"
-	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/rspo-dev/rspo/internal/fuzzcorpus"
 )
 
 // FuzzDecodeTrajectory feeds arbitrary bytes to the decoder: it must never
@@ -117,24 +116,6 @@ func fuzzSeeds(t *testing.T) map[string][]byte {
 func TestFuzzCorpus(t *testing.T) {
 	for _, target := range []string{"FuzzDecodeTrajectory", "FuzzDecodeTrajectoryBatch", "FuzzPatchLabels"} {
 		dir := filepath.Join("testdata", "fuzz", target)
-		for name, b := range fuzzSeeds(t) {
-			path := filepath.Join(dir, name)
-			want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-			if *update {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./schemas -update to create it)", err)
-			}
-			if string(got) != want {
-				t.Errorf("%s is stale; run go test ./schemas -update", path)
-			}
-		}
+		fuzzcorpus.Check(t, dir, fuzzSeeds(t), *update, "schemas")
 	}
 }

@@ -3,13 +3,12 @@ package swapper
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/rspo-dev/rspo/internal/fuzzcorpus"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
@@ -127,23 +126,5 @@ func relabelSeeds(t *testing.T) map[string][]byte {
 // relabelSeeds.
 func TestRelabelFuzzCorpus(t *testing.T) {
 	dir := filepath.Join("testdata", "fuzz", "FuzzRelabelInBytes")
-	for name, b := range relabelSeeds(t) {
-		path := filepath.Join(dir, name)
-		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		if *update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./swapper -update to create it)", err)
-		}
-		if string(got) != want {
-			t.Errorf("%s is stale; run go test ./swapper -update", path)
-		}
-	}
+	fuzzcorpus.Check(t, dir, relabelSeeds(t), *update, "swapper")
 }
