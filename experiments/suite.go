@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rspo-dev/rspo/pipeline"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/schemas"
 )
@@ -260,9 +261,13 @@ func (s *Suite) Jobs(quick bool) ([]Job, error) {
 }
 
 // layered decodes each JSON object over DefaultRunConfig in turn; keys a
-// layer leaves out keep the previous value (env_options maps merge).
+// layer leaves out keep the previous value (env_options maps merge). Then,
+// as `rspo run --config` does, the recipe's values are set on every key no
+// layer names: a layer with "recipe": "tilted" gets the default recipe of
+// `rspo run` (and, unless it names a PRM, its built-in PRM source runs).
 func layered(layers []json.RawMessage) (RunConfig, error) {
 	cfg := DefaultRunConfig()
+	given := map[string]bool{}
 	for _, raw := range layers {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
@@ -275,6 +280,18 @@ func layered(layers []json.RawMessage) (RunConfig, error) {
 		if err := dec.Decode(&cfg); err != nil {
 			return RunConfig{}, fmt.Errorf("config %s: %w (keys are `rspo run` flag names with _ for -)", strings.TrimSpace(string(raw)), err)
 		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &keys); err != nil {
+			return RunConfig{}, fmt.Errorf("config %s: %w", strings.TrimSpace(string(raw)), err)
+		}
+		for k := range keys {
+			name, _ := pipeline.CanonicalKey(k)
+			given[name] = true
+		}
+	}
+	cfg, err := cfg.WithRecipe(func(key string) bool { return given[key] })
+	if err != nil {
+		return RunConfig{}, fmt.Errorf("config: %w", err)
 	}
 	return cfg, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -88,6 +89,7 @@ func TestSuiteValidateRejects(t *testing.T) {
 			"variants": [{"name": "a"}, {"name": "b", "prm_from": "p"}]}`},
 		{name: "bad run prm target", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a", "config": {"prm_target": "vibes"}}]}`},
 		{name: "unknown plotted variant", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a"}], "plot_variants": ["b"]}`},
+		{name: "unknown recipe", json: `{"name": "x", "seeds": [1], "variants": [{"name": "a", "config": {"recipe": "secret"}}]}`},
 		{name: "bad run name", json: `{"name": "x y", "seeds": [1], "variants": [{"name": "a"}]}`},
 	}
 	for _, tt := range tests {
@@ -99,6 +101,66 @@ func TestSuiteValidateRejects(t *testing.T) {
 			_, err := LoadSuite(path)
 			if !errors.Is(err, ErrSuite) {
 				t.Errorf("got %v, want an ErrSuite", err)
+			}
+		})
+	}
+}
+
+// TestSuiteRecipe checks that a variant naming the tilted recipe gets
+// `rspo run`'s default recipe: its values on every key no layer names, and
+// the built-in PRM source runs; a suite without a recipe key stays on the
+// paper's.
+func TestSuiteRecipe(t *testing.T) {
+	s := &Suite{Name: "t", Seeds: []int64{1},
+		Base: []byte(`{"updates": 4}`),
+		Variants: []Variant{
+			{Name: "paper", Config: []byte(`{}`)},
+			{Name: "tilted", Config: []byte(`{"recipe": "tilted"}`)},
+			{Name: "tilted-hash", Config: []byte(`{"recipe": "tilted", "prm-features": "hash", "explore_tilt": 30}`)},
+		},
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.Jobs(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		variant    string
+		recipe     string
+		tilt       float64
+		collect    int
+		offRatio   string
+		target     string
+		features   string
+		sourceRuns []string
+	}{
+		{variant: "paper", recipe: "paper", tilt: 0, collect: 1, offRatio: "behaviour", target: "sum", features: "hash"},
+		{variant: "tilted", recipe: "tilted", tilt: 10, collect: 2, offRatio: "old", target: "step", features: "context",
+			sourceRuns: []string{"prm-source-household-easy-grpo-s101", "prm-source-household-easy-grpo-s102"}},
+		{variant: "tilted-hash", recipe: "tilted", tilt: 30, collect: 2, offRatio: "old", target: "step", features: "hash",
+			sourceRuns: []string{"prm-source-household-easy-grpo-s101", "prm-source-household-easy-grpo-s102"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.variant, func(t *testing.T) {
+			c := jobs[i].Config
+			if c.Recipe != tt.recipe || c.ExploreTilt != tt.tilt || c.ExploreCollect != tt.collect || c.OffRatio != tt.offRatio ||
+				c.PRMTarget != tt.target || c.PRMFeatures != tt.features || c.Updates != 4 {
+				t.Errorf("got recipe %q tilt %v collect %d off-ratio %q prm-target %q prm-features %q updates %d, want %q %v %d %q %q %q 4",
+					c.Recipe, c.ExploreTilt, c.ExploreCollect, c.OffRatio, c.PRMTarget, c.PRMFeatures, c.Updates,
+					tt.recipe, tt.tilt, tt.collect, tt.offRatio, tt.target, tt.features)
+			}
+			cfg, err := pipelineConfig(c, jobs[i].RunName(), jobs[i].Seed, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, sc := range cfg.SourceRuns {
+				got = append(got, sc.Learner.Run)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.sourceRuns, ",") {
+				t.Errorf("built-in PRM source runs %v, want %v", got, tt.sourceRuns)
 			}
 		})
 	}
