@@ -77,16 +77,7 @@ func TestExternalTrainerTrainsAsBuiltin(t *testing.T) {
 	if fmt.Sprint(sumBuiltin.Final) != fmt.Sprint(sumExternal.Final) {
 		t.Errorf("final evaluation: builtin %v, external %v", sumBuiltin.Final, sumExternal.Final)
 	}
-	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Shutdown()
-	nc, js, err := emb.Connect(context.Background(), "check")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	js := openStore(t, dir)
 	trained := map[int64]string{}
 	err = streams.Replay(context.Background(), js, streams.ReplayOptions{Run: "t1", Subject: streams.CtrlKind(schemas.EventPolicyPublished)},
 		func(m streams.Message) error {

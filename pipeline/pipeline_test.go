@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rspo-dev/rspo/buffersvc"
 	_ "github.com/rspo-dev/rspo/envs/household"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
@@ -58,16 +59,7 @@ func TestRSPORunEndToEnd(t *testing.T) {
 		}
 	}
 	// The streams hold what every stage did.
-	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Shutdown()
-	nc, js, err := emb.Connect(context.Background(), "check")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	js := openStore(t, dir)
 	counts := map[string]int{}
 	for _, subj := range []streams.SubjectKind{"traj.onpolicy", "traj.explore", "swapped", "ctrl"} {
 		err := streams.Replay(context.Background(), js, streams.ReplayOptions{Run: "t1", Subject: subj}, func(m streams.Message) error {
@@ -165,4 +157,21 @@ func runInterrupted(t *testing.T, cfg Config, at int64) Summary {
 		t.Fatal(err)
 	}
 	return sum
+}
+
+// openStore serves a finished in-process run's store (dir/nats) again and
+// returns a JetStream connection to it, to check what the streams hold.
+func openStore(t *testing.T, dir string) jetstream.JetStream {
+	t.Helper()
+	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emb.Shutdown)
+	nc, js, err := emb.Connect(context.Background(), "check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return js
 }

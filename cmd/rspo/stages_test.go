@@ -28,6 +28,25 @@ type stageCluster struct {
 	ctx      context.Context
 }
 
+// waitForUpdate waits until the learner's checkpoint has reached update n.
+func (c *stageCluster) waitForUpdate(n int64) {
+	c.t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		cp, ok, err := learnersvc.LoadCheckpoint(c.ctx, c.js, c.run)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if ok && cp.Update >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the learner did not reach update %d", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func startStages(t *testing.T, run string) *stageCluster {
 	t.Helper()
 	bin := buildRSPO(t)
@@ -184,20 +203,7 @@ func TestLearnerKilledMidRunResumes(t *testing.T) {
 	c := startStages(t, "resume")
 	learner := newProc(t, c.bin, filepath.Join(c.dir, "learner.log"), c.learnerArgs(4)...)
 	// Kill the learner once it has published version 2 (mid-run, mid-cycle 1).
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		cp, ok, err := learnersvc.LoadCheckpoint(c.ctx, c.js, c.run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok && cp.Update >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("learner made no progress")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	c.waitForUpdate(2)
 	learner.kill()
 	cp, _, _ := learnersvc.LoadCheckpoint(c.ctx, c.js, c.run)
 	if cp.Finished {

@@ -4,9 +4,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -21,20 +19,7 @@ func TestPipelinedLearnerKilledMidRunResumes(t *testing.T) {
 	c := startStages(t, "pipelined")
 	args := append(c.learnerArgs(4), "--max-staleness", "2")
 	learner := newProc(t, c.bin, filepath.Join(c.dir, "learner.log"), args...)
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		cp, ok, err := learnersvc.LoadCheckpoint(c.ctx, c.js, c.run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok && cp.Update >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("learner made no progress")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	c.waitForUpdate(2)
 	learner.kill()
 	out, err := exec.CommandContext(c.ctx, c.bin, args...).CombinedOutput()
 	if err != nil {
