@@ -122,3 +122,30 @@ func TestEmbeddedConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// A server that does not come up in time is reported with the causes that
+// apply: store recovery always, the port only when it is a fixed one (not
+// "port -1" for a random port).
+func TestEmbeddedNotReadySaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		port     int
+		wantPort string
+	}{{-1, ""}, {0, "port 4222"}} {
+		dir := t.TempDir()
+		e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: dir, Port: tc.port, ReadyTimeout: time.Nanosecond})
+		if err == nil {
+			e.Shutdown()
+			t.Skip("the server came up within a nanosecond")
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, dir) || strings.Contains(msg, "-1") {
+			t.Errorf("port %d: %q should name the store and no port -1", tc.port, msg)
+		}
+		if tc.wantPort != "" && !strings.Contains(msg, tc.wantPort) {
+			t.Errorf("port %d: %q should name %s", tc.port, msg, tc.wantPort)
+		}
+		if tc.wantPort == "" && strings.Contains(msg, "port") {
+			t.Errorf("random port: %q should not blame a port", msg)
+		}
+	}
+}

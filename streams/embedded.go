@@ -45,7 +45,9 @@ type EmbeddedConfig struct {
 	// ServerName names the server in logs and monitoring. Default "rspo".
 	ServerName string
 	// ReadyTimeout bounds the wait for the server to accept clients.
-	// Default 10s.
+	// Default DefaultReadyTimeout: the server recovers every stream of
+	// StoreDir before it accepts anyone, and a store of many runs (tens of
+	// GB) on a busy machine takes far more than seconds.
 	ReadyTimeout time.Duration
 	// Log sends the server's log to stderr. Default false (silent).
 	Log bool
@@ -168,6 +170,23 @@ func orDefault(s, def string) string {
 	return def
 }
 
+// DefaultReadyTimeout is EmbeddedConfig.ReadyTimeout's default.
+const DefaultReadyTimeout = 2 * time.Minute
+
+// notReady says why a server may not have come up in time: recovering a
+// large store, or (with a fixed port) another process on the port.
+func notReady(c EmbeddedConfig, wait time.Duration) error {
+	why := fmt.Sprintf("recovering the streams in %s may take longer on a large store or a busy machine", c.StoreDir)
+	if c.Port >= 0 {
+		port := c.Port
+		if port == 0 {
+			port = 4222
+		}
+		why += fmt.Sprintf(", or port %d is taken", port)
+	}
+	return fmt.Errorf("streams: embedded server not ready after %v: %s", wait, why)
+}
+
 // Embedded is a running in-process NATS server with JetStream.
 type Embedded struct {
 	srv            *server.Server
@@ -201,11 +220,11 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 	go srv.Start()
 	wait := c.ReadyTimeout
 	if wait == 0 {
-		wait = 10 * time.Second
+		wait = DefaultReadyTimeout
 	}
 	if !srv.ReadyForConnections(wait) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("streams: embedded server not ready after %v (is port %d free?)", wait, c.Port)
+		return nil, notReady(c, wait)
 	}
 	return &Embedded{srv: srv, user: c.User, password: c.Password, accounts: accounts}, nil
 }
