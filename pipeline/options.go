@@ -181,6 +181,10 @@ func (o Options) Validate() error {
 	if !o.PRMRefresh && o.PRMRefreshWindow != DefaultPRMRefreshWindow {
 		errs = append(errs, errors.New("pipeline: prm-refresh-window is only used with prm-refresh"))
 	}
+	if o.EvalShards > o.EvalEpisodes && o.EvalEpisodes > 0 {
+		errs = append(errs, fmt.Errorf("pipeline: eval-shards %d: an evaluation has %d episodes (eval-episodes), so at most %d shards",
+			o.EvalShards, o.EvalEpisodes, o.EvalEpisodes))
+	}
 	return errors.Join(errs...)
 }
 

@@ -206,6 +206,9 @@ func trainWithCredentials(t *testing.T, mode learnersvc.TrainerMode) {
 			RolloutTimeout: time.Minute, ExploreTimeout: time.Minute, TrainerMode: mode,
 		},
 	}
+	if mode == learnersvc.TrainerBuiltin {
+		cfg.Learner.EvalShards = 2 // the actor plays the evaluation's shards under its own user
+	}
 	stages := []string{auth.Actor, auth.Explorer, auth.Swapper, auth.Buffer}
 	if mode == learnersvc.TrainerExternal {
 		stages = append(stages, auth.Trainer)
