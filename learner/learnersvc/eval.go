@@ -23,6 +23,8 @@ func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 	if !s.canEvaluate() {
 		return out, nil
 	}
+	s.cfg.Logger.Info("evaluating", "update", s.cp.Update, "policy_version", s.cp.Version,
+		"episodes", s.cfg.EvalEpisodes, "splits", len(s.cfg.EvalSplits), "shards", s.cfg.EvalShards)
 	reports, err := s.evalReports(ctx)
 	if err != nil {
 		return nil, err

@@ -69,8 +69,7 @@ func (s *Service) evaluateSharded(ctx context.Context) ([]rollout.Report, error)
 			return nil, fmt.Errorf("learnersvc: queue eval shard %d of %s: %w", sh.Shard, sh.Split, err)
 		}
 	}
-	s.cfg.Logger.Info("evaluation queued", "update", s.cp.Update, "policy_version", s.cp.Version,
-		"splits", len(s.cfg.EvalSplits), "shards", s.cfg.EvalShards)
+	s.cfg.Logger.Debug("evaluation queued", "update", s.cp.Update, "shards", len(all))
 	got, err := s.awaitEvalResults(ctx, all)
 	if err != nil {
 		return nil, err
