@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/rollout"
 )
 
@@ -13,8 +14,9 @@ import (
 type ModelFunc func(ctx context.Context, v int64) (string, error)
 
 // Backend hands out players of policy versions served by one chat
-// endpoint: it has the method set of rolloutsvc.Backend, so an actor plays
-// through it (rolloutsvc.ActorConfig.Backend). It is safe for concurrent
+// endpoint: it has the method set of rolloutsvc.EvalBackend, so an actor
+// plays rollouts and evaluation shards through it
+// (rolloutsvc.ActorConfig.Backend). It is safe for concurrent
 // use.
 type Backend struct {
 	c        *chat
@@ -45,4 +47,18 @@ func (b *Backend) Player(ctx context.Context, v int64) (rollout.Player, error) {
 		return nil, fmt.Errorf("llm: backend: version %d has no model name", v)
 	}
 	return &Player{c: b.c, model: m, version: v}, nil
+}
+
+// EvalAgent returns the agent that plays an evaluation of version v under
+// ctx (rolloutsvc.EvalBackend): the model modelFor names, greedy asking for
+// temperature 0, as NewAgent's.
+func (b *Backend) EvalAgent(ctx context.Context, v int64, greedy bool) (envs.Agent, error) {
+	m, err := b.modelFor(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	if m == "" {
+		return nil, fmt.Errorf("llm: backend: version %d has no model name", v)
+	}
+	return &Agent{ctx: ctx, c: b.c, model: m, greedy: greedy}, nil
 }

@@ -78,8 +78,12 @@ type Options struct {
 	EvalEpisodes int      `json:"eval-episodes"`
 	EvalGreedy   bool     `json:"eval-greedy"`
 	EvalSplits   []string `json:"eval-splits"`
-	Actors       int      `json:"actors"`
-	KeepVersions int      `json:"keep-versions"`
+	// EvalShards splits each evaluation into this many work items for the
+	// run's actors (learnersvc.Config.EvalShards); 1 evaluates in the
+	// learner. Not a defining setting: the figures do not depend on it.
+	EvalShards   int `json:"eval-shards"`
+	Actors       int `json:"actors"`
+	KeepVersions int `json:"keep-versions"`
 	// MaxStaleness is how many policy versions an update's on-policy
 	// rollouts may lag (learnersvc.Config.MaxStaleness): 0, the default,
 	// is the synchronous loop; S ≥ 1 pipelines the actors' rollouts with
@@ -122,13 +126,13 @@ func DefaultOptions() Options {
 		Tasks: 16, GroupSize: 8, Seed: 1, LR: 0.03, Epochs: 1, Beta: 0.01, EpsOn: 0.2, EpsOff: 0.1,
 		OffRatio: string(learner.OffRatioBehaviour), Trainer: string(learnersvc.TrainerBuiltin), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, ExploreShards: 1,
 		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
-		PRMFeatures: PRMFeaturesHash, EvalEvery: 10, EvalEpisodes: 64, Actors: 1, Data: "runs", Recipe: RecipeTilted}
+		PRMFeatures: PRMFeaturesHash, EvalEvery: 10, EvalEpisodes: 64, EvalShards: 1, Actors: 1, Data: "runs", Recipe: RecipeTilted}
 }
 
 // CountKeys are the keys whose value is a count: at least 1, never 0 for
 // "the default".
 var CountKeys = []string{"k", "updates", "tasks", "group", "epochs", "explore-group", "explore-shards", "prm-refresh-window",
-	"prm-warmup-tasks", "eval-every", "eval-episodes", "actors", "keep-versions"}
+	"prm-warmup-tasks", "eval-every", "eval-episodes", "eval-shards", "actors", "keep-versions"}
 
 // derivedCounts are the counts whose zero Resolved replaces by a value
 // derived from other options.
@@ -176,6 +180,10 @@ func (o Options) Validate() error {
 	}
 	if !o.PRMRefresh && o.PRMRefreshWindow != DefaultPRMRefreshWindow {
 		errs = append(errs, errors.New("pipeline: prm-refresh-window is only used with prm-refresh"))
+	}
+	if o.EvalShards > o.EvalEpisodes && o.EvalEpisodes > 0 {
+		errs = append(errs, fmt.Errorf("pipeline: eval-shards %d: an evaluation has %d episodes (eval-episodes), so at most %d shards",
+			o.EvalShards, o.EvalEpisodes, o.EvalEpisodes))
 	}
 	return errors.Join(errs...)
 }
@@ -249,6 +257,7 @@ func (o Options) Config() (Config, error) {
 		SwapAll:       o.SwapAll, PRMRefresh: o.PRMRefresh, PRMWarmupTasks: o.PRMWarmupTasks,
 		PRMRefreshExtraRuns: o.PRMRefreshExtra,
 		EvalEvery:           o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
+		EvalShards:   o.EvalShards,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget), Featurizer: feat},
 		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,
 		GateAUC: o.GateAUC, Verify: o.Verify, TrainerMode: learnersvc.TrainerMode(o.Trainer), MaxStaleness: o.MaxStaleness,

@@ -64,7 +64,7 @@ func (c PolicyConfig) Validate() error {
 	return fmt.Errorf("pipeline: policy %q: want one of %v", c.Kind, PolicyKinds)
 }
 
-var _ rolloutsvc.Backend = (*llm.Backend)(nil)
+var _ rolloutsvc.EvalBackend = (*llm.Backend)(nil)
 
 // servedExplorer reports an in-process run whose explorer would have to
 // train π_B through an inference server, which it cannot.

@@ -35,7 +35,7 @@ func (o Options) Settings() map[string]json.RawMessage {
 }
 
 // notSettings are the option keys that do not define a run (see Settings).
-var notSettings = []string{"run", "data", "actors", "verify", "keep-versions", "eval-every", "updates", "explore-shards", "trainer"}
+var notSettings = []string{"run", "data", "actors", "verify", "keep-versions", "eval-every", "updates", "explore-shards", "eval-shards", "trainer"}
 
 func settingsKey(run string) string { return streams.StateKey(run, "pipeline", "settings") }
 

@@ -37,6 +37,9 @@ type EvalOptions struct {
 	// Parallel is how many episodes run at once. Default 1; an agent that
 	// is not a Forker always plays its episodes one at a time.
 	Parallel int
+	// First is the number of the first episode played, for a part of a
+	// larger evaluation (EvaluateEpisodes). Default 0: the whole one.
+	First int
 }
 
 // Stats summarises a set of episodes.
@@ -93,46 +96,75 @@ type Report struct {
 // ctx's error when ctx ends, and fails on the first error of the
 // environment or the agent (wrapped with the task id).
 func Evaluate(ctx context.Context, env envs.Env, tasks []envs.Task, agent envs.Agent, opts EvalOptions) (Report, error) {
-	if len(tasks) == 0 {
-		return Report{}, errors.New("rollout: evaluate: no tasks")
+	results, err := EvaluateEpisodes(ctx, env, tasks, agent, opts)
+	if err != nil {
+		return Report{}, err
 	}
-	if opts.Episodes < 0 || opts.Parallel < 0 {
-		return Report{}, fmt.Errorf("rollout: evaluate: episodes %d and parallel %d must be ≥ 0", opts.Episodes, opts.Parallel)
+	return NewReport(env, results), nil
+}
+
+// EpisodeResult is what an evaluation keeps of one finished episode.
+type EpisodeResult struct {
+	// Type is the episode's task type.
+	Type string `json:"type"`
+	// Success says whether the task was completed; Score is the outcome
+	// reward.
+	Success bool    `json:"success"`
+	Score   float64 `json:"score"`
+	// Steps is the number of actions taken, Inadmissible how many of them
+	// were not admissible.
+	Steps        int `json:"steps"`
+	Inadmissible int `json:"inadmissible"`
+}
+
+// EvaluateEpisodes plays the episodes Evaluate would play with the same
+// arguments and returns what each scored, in episode order. With
+// opts.First f it plays episodes f, f+1, …, f+n−1 of a larger evaluation
+// (n is opts.Episodes, or len(tasks) when 0; episode f+j plays
+// tasks[j mod len(tasks)] with the random stream (opts.Seed, f+j)): a part
+// of an evaluation played elsewhere gives the results the whole
+// evaluation would give its episodes.
+func EvaluateEpisodes(ctx context.Context, env envs.Env, tasks []envs.Task, agent envs.Agent, opts EvalOptions) ([]EpisodeResult, error) {
+	if len(tasks) == 0 {
+		return nil, errors.New("rollout: evaluate: no tasks")
+	}
+	if opts.Episodes < 0 || opts.Parallel < 0 || opts.First < 0 {
+		return nil, fmt.Errorf("rollout: evaluate: episodes %d, parallel %d and first %d must be ≥ 0", opts.Episodes, opts.Parallel, opts.First)
 	}
 	episodes := opts.Episodes
 	if episodes == 0 {
 		episodes = len(tasks)
 	}
-	results := make([]episodeResult, episodes)
-	if err := forEachEpisode(ctx, episodes, workers(agent, opts.Parallel), func(a envs.Agent, i int) error {
-		task := tasks[i%len(tasks)]
-		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(i)))
+	results := make([]EpisodeResult, episodes)
+	if err := forEachEpisode(ctx, episodes, workers(agent, opts.Parallel), func(a envs.Agent, j int) error {
+		task := tasks[j%len(tasks)]
+		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(opts.First+j)))
 		ep, inadmissible, err := envs.RunEpisode(env, task, a, rng)
 		if err == nil {
-			results[i] = episodeResult{typ: task.Type, success: ep.Success(), score: ep.Outcome(),
-				steps: ep.Steps(), inadmissible: inadmissible}
+			results[j] = EpisodeResult{Type: task.Type, Success: ep.Success(), Score: ep.Outcome(),
+				Steps: ep.Steps(), Inadmissible: inadmissible}
 		}
 		return err
 	}); err != nil {
-		return Report{}, err
+		return nil, err
 	}
-	rep := Report{Env: env.Name(), ByType: map[string]Stats{}}
-	for _, r := range results { // in episode order: the sums do not depend on scheduling
-		rep.Overall.add(r.success, r.score, r.steps, r.inadmissible)
-		st := rep.ByType[r.typ]
-		st.add(r.success, r.score, r.steps, r.inadmissible)
-		rep.ByType[r.typ] = st
-	}
-	rep.Types = orderedTypes(env.TaskTypes(), rep.ByType)
-	return rep, nil
+	return results, nil
 }
 
-// episodeResult is what Evaluate keeps of one finished episode.
-type episodeResult struct {
-	typ                 string
-	success             bool
-	score               float64
-	steps, inadmissible int
+// NewReport summarises episode results of env, overall and per task type.
+// It folds them in the order given, so the results of an evaluation's
+// parts, concatenated in episode order, give exactly the report of the
+// whole evaluation.
+func NewReport(env envs.Env, results []EpisodeResult) Report {
+	rep := Report{Env: env.Name(), ByType: map[string]Stats{}}
+	for _, r := range results { // in episode order: the sums do not depend on scheduling
+		rep.Overall.add(r.Success, r.Score, r.Steps, r.Inadmissible)
+		st := rep.ByType[r.Type]
+		st.add(r.Success, r.Score, r.Steps, r.Inadmissible)
+		rep.ByType[r.Type] = st
+	}
+	rep.Types = orderedTypes(env.TaskTypes(), rep.ByType)
+	return rep
 }
 
 // workers returns one agent per worker: agent and parallel−1 forks of it

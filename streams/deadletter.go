@@ -41,40 +41,69 @@ func RecordDeadLetter(ctx context.Context, js jetstream.JetStream, msg jetstream
 	if err := ValidateComponent(component); err != nil {
 		return err
 	}
-	run := RunOf(msg.Subject())
+	src := deadLetterSource{subject: msg.Subject(), headers: msg.Headers(), data: msg.Data()}
+	if md, err := msg.Metadata(); err == nil {
+		src.stream, src.seq, src.delivered = md.Stream, md.Sequence.Stream, md.NumDelivered
+	}
+	return recordDeadLetter(ctx, js, src, component, reason)
+}
+
+// RecordReplayedDeadLetter is RecordDeadLetter for a message Replay
+// passed: it stores m's payload and headers with the reason, its subject,
+// stream and sequence (a delivery count of 1: a replay does not count).
+func RecordReplayedDeadLetter(ctx context.Context, js jetstream.JetStream, m Message, component, reason string) error {
+	return recordDeadLetter(ctx, js, deadLetterSource{subject: m.Subject, headers: m.Headers, data: m.Raw,
+		stream: m.Stream, seq: m.Seq, delivered: 1}, component, reason)
+}
+
+// deadLetterSource is what a dead letter keeps of the message it records.
+type deadLetterSource struct {
+	subject   string
+	headers   nats.Header
+	data      []byte
+	stream    string // "" when the message's place is unknown
+	seq       uint64
+	delivered uint64
+}
+
+func recordDeadLetter(ctx context.Context, js jetstream.JetStream, src deadLetterSource, component, reason string) error {
+	if err := ValidateComponent(component); err != nil {
+		return err
+	}
+	run := RunOf(src.subject)
 	if run == "" {
-		run = msg.Headers().Get(HeaderRun)
+		run = src.headers.Get(HeaderRun)
 	}
 	if err := ValidateRun(run); err != nil {
-		return fmt.Errorf("streams: dead-letter message on %q: no run in subject or header: %w", msg.Subject(), err)
+		return fmt.Errorf("streams: dead-letter message on %q: no run in subject or header: %w", src.subject, err)
 	}
-	h := deadLetterHeaders(msg, component, reason)
-	if _, err := Publish(ctx, js, Subjects(run).DLQ(component), msg.Data(), h); err != nil {
+	h := deadLetterHeaders(src, component, reason)
+	if _, err := Publish(ctx, js, Subjects(run).DLQ(component), src.data, h); err != nil {
 		return fmt.Errorf("streams: dead-letter: %w", err)
 	}
 	return nil
 }
 
-func deadLetterHeaders(msg jetstream.Msg, component, reason string) nats.Header {
+func deadLetterHeaders(src deadLetterSource, component, reason string) nats.Header {
 	h := nats.Header{}
-	for k, vs := range msg.Headers() {
+	for k, vs := range src.headers {
 		if strings.HasPrefix(k, "Nats-") {
 			continue // JetStream control headers belong to the original publish
 		}
 		h[k] = append([]string(nil), vs...)
 	}
-	if id := msg.Headers().Get(HeaderMsgID); id != "" {
+	if id := src.headers.Get(HeaderMsgID); id != "" {
 		h.Set(HeaderDLQMsgID, id)
 	}
 	h.Set(HeaderDLQReason, headerValue(reason))
 	h.Set(HeaderDLQComponent, component)
-	h.Set(HeaderDLQSubject, msg.Subject())
-	if md, err := msg.Metadata(); err == nil {
-		seq := strconv.FormatUint(md.Sequence.Stream, 10)
-		h.Set(HeaderDLQStream, md.Stream)
+	h.Set(HeaderDLQSubject, src.subject)
+	if src.stream != "" {
+		seq := strconv.FormatUint(src.seq, 10)
+		h.Set(HeaderDLQStream, src.stream)
 		h.Set(HeaderDLQSeq, seq)
-		h.Set(HeaderDLQDeliveries, strconv.FormatUint(md.NumDelivered, 10))
-		h.Set(HeaderMsgID, component+"/"+md.Stream+"/"+seq)
+		h.Set(HeaderDLQDeliveries, strconv.FormatUint(src.delivered, 10))
+		h.Set(HeaderMsgID, component+"/"+src.stream+"/"+seq)
 	}
 	return h
 }

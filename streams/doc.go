@@ -12,6 +12,8 @@
 //	rspo.<run>.swapped            RSPO_SWAPPED  one relabelled trajectory, Arrow IPC
 //	rspo.<run>.work.rollout       RSPO_WORK     rollout request, JSON (work queue)
 //	rspo.<run>.work.explore       RSPO_WORK     explore shard, JSON (work queue)
+//	rspo.<run>.work.eval          RSPO_WORK     evaluation shard, JSON (work queue)
+//	rspo.<run>.eval.<update>      RSPO_EVAL     evaluation shard's result, JSON
 //	rspo.<run>.ctrl.<event>       RSPO_CTRL     control event, JSON
 //	rspo.<run>.metrics.<comp>     RSPO_METRICS  metrics event, JSON
 //	rspo.<run>.dlq.<comp>         RSPO_DLQ      rejected message, reason in headers

@@ -48,6 +48,17 @@ func corpusSeeds(t *testing.T) map[string][2]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	evalShard, err := schemas.EncodeEvalShard(schemas.EvalShard{Run: "r", Update: 3, PolicyVersion: 3, Split: "eval_in_distribution",
+		Shard: 1, Shards: 2, EpisodeStart: 1, EpisodeEnd: 2, Episodes: 2, Tasks: []schemas.TaskRef{{ID: "t1", Type: "pick"}}, Seed: 9, Env: "household"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evalResult, err := schemas.EncodeEvalResult(schemas.EvalResult{Run: "r", Update: 3, PolicyVersion: 3, Split: "eval_in_distribution",
+		Shard: 1, Shards: 2, EpisodeStart: 1, EpisodeEnd: 2, Episodes: 2, Evaluator: "actor-0",
+		Results: []schemas.EvalEpisode{{Type: "pick", Success: true, Score: 1, Steps: 6, Inadmissible: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return map[string][2]string{
 		"trajectory": {"rspo.r.traj.explore", string(arrow)},
 		"swapped":    {"rspo.r.swapped", string(arrow)},
@@ -55,6 +66,8 @@ func corpusSeeds(t *testing.T) map[string][2]string {
 		"metrics":    {"rspo.r.metrics.learner", string(met)},
 		"rollout":    {"rspo.r.work.rollout", string(req)},
 		"shard":      {"rspo.r.work.explore", string(shard)},
+		"evalshard":  {"rspo.r.work.eval", string(evalShard)},
+		"evalresult": {"rspo.r.eval.3", string(evalResult)},
 		"deadletter": {"rspo.r.dlq.swapper", "not arrow"},
 	}
 }

@@ -16,7 +16,7 @@ import (
 // `go test -run TestFuzzCorpus -update`) and the cases below.
 func FuzzMessageDecode(f *testing.F) {
 	for _, s := range []string{"rspo.r.traj.explore", "rspo.r.swapped", "rspo.r.ctrl.run.started",
-		"rspo.r.metrics.learner", "rspo.r.work.rollout", "rspo.r.work.explore", "rspo.r.dlq.swapper", "other"} {
+		"rspo.r.metrics.learner", "rspo.r.work.rollout", "rspo.r.work.explore", "rspo.r.work.eval", "rspo.r.eval.3", "rspo.r.dlq.swapper", "other"} {
 		f.Add(s, []byte("{}"))
 		f.Add(s, []byte(""))
 	}
@@ -25,7 +25,7 @@ func FuzzMessageDecode(f *testing.F) {
 		m := Message{Subject: subject, Raw: raw}
 		m.decode()
 		typed := 0
-		for _, set := range []bool{m.Trajectory != nil, m.Event != nil, m.Metrics != nil, m.Rollout != nil, m.Shard != nil} {
+		for _, set := range []bool{m.Trajectory != nil, m.Event != nil, m.Metrics != nil, m.Rollout != nil, m.Shard != nil, m.EvalShard != nil, m.EvalResult != nil} {
 			if set {
 				typed++
 			}
@@ -63,7 +63,7 @@ func kindStrings(kinds []SubjectKind) []string {
 
 func FuzzReplaySubject(f *testing.F) {
 	for _, s := range append(kindStrings(ReplaySubjects), "ctrl.cycle.started", "metrics.learner", "dlq.x", "traj.x",
-		"ctrl.*", "metrics.>", "swapped.x", "a..b", "ctrl.", ".ctrl", "work.rollout", "") {
+		"ctrl.*", "metrics.>", "swapped.x", "a..b", "ctrl.", ".ctrl", "work.rollout", "eval.12", "eval.*", "") {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, rel string) {

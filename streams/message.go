@@ -13,7 +13,8 @@ import (
 )
 
 // Message is a stored message decoded by its subject: exactly one of
-// Trajectory, Event, Metrics, Rollout, Shard and Batch is set, unless the payload did not
+// Trajectory, Event, Metrics, Rollout, Shard, EvalShard, EvalResult and
+// Batch is set, unless the payload did not
 // decode (Err) or the subject carries no decodable payload (dead letters,
 // whose reason is in Headers). Raw is always the payload.
 type Message struct {
@@ -31,6 +32,8 @@ type Message struct {
 	Metrics    *schemas.MetricsEvent
 	Rollout    *schemas.RolloutRequest
 	Shard      *schemas.ExploreShard
+	EvalShard  *schemas.EvalShard
+	EvalResult *schemas.EvalResult
 	Batch      *schemas.TrainBatch
 
 	// Raw is the undecoded payload.
@@ -42,7 +45,8 @@ type Message struct {
 // DecodeMessage decodes a JetStream message by the kind of its subject:
 // traj.* and swapped as a trajectory, ctrl.* as an event, metrics.* as a
 // metrics event, work.rollout as a rollout request, work.explore as an
-// explore shard.
+// explore shard, work.eval as an evaluation shard, eval.* as an
+// evaluation result.
 func DecodeMessage(msg jetstream.Msg) Message {
 	m := Message{Subject: msg.Subject(), Headers: msg.Headers(), Raw: msg.Data()}
 	if md, err := msg.Metadata(); err == nil {
@@ -64,13 +68,20 @@ func (m *Message) decode() {
 		e, err := schemas.DecodeMetrics(m.Raw)
 		m.Metrics, m.Err = keep(e, err)
 	case "work":
-		if m.Subject == Subjects(RunOf(m.Subject)).WorkExplore {
+		switch m.Subject {
+		case Subjects(RunOf(m.Subject)).WorkExplore:
 			sh, err := schemas.DecodeExploreShard(m.Raw)
 			m.Shard, m.Err = keep(sh, err)
-			return
+		case Subjects(RunOf(m.Subject)).WorkEval:
+			sh, err := schemas.DecodeEvalShard(m.Raw)
+			m.EvalShard, m.Err = keep(sh, err)
+		default:
+			r, err := schemas.DecodeRolloutRequest(m.Raw)
+			m.Rollout, m.Err = keep(r, err)
 		}
-		r, err := schemas.DecodeRolloutRequest(m.Raw)
-		m.Rollout, m.Err = keep(r, err)
+	case "eval":
+		r, err := schemas.DecodeEvalResult(m.Raw)
+		m.EvalResult, m.Err = keep(r, err)
 	case "batch":
 		m.Batch, m.Err = schemas.DecodeTrainBatch(m.Raw)
 	}
@@ -104,6 +115,8 @@ type messageJSON struct {
 	Metrics    *schemas.MetricsEvent `json:"metrics,omitempty"`
 	Rollout    *rolloutJSON          `json:"rollout,omitempty"`
 	Shard      *schemas.ExploreShard `json:"explore_shard,omitempty"`
+	EvalShard  *schemas.EvalShard    `json:"eval_shard,omitempty"`
+	EvalResult *schemas.EvalResult   `json:"eval_result,omitempty"`
 	Batch      *schemas.TrainBatch   `json:"batch,omitempty"`
 	// Payload is the raw payload when nothing was decoded: as text when it
 	// is valid UTF-8, else PayloadBase64 holds it.
@@ -138,7 +151,8 @@ func newRolloutJSON(r *schemas.RolloutRequest) *rolloutJSON {
 
 // MarshalJSON writes the message as one JSON object: stream, seq, time,
 // subject, headers (first value of each), the decoded record under
-// "trajectory", "event", "metrics", "rollout", "explore_shard" or "batch",
+// "trajectory", "event", "metrics", "rollout", "explore_shard",
+// "eval_shard", "eval_result" or "batch",
 // and otherwise the raw payload ("payload" if UTF-8 text, else
 // "payload_base64") with "error".
 // The 64-bit seeds and state keys of trajectories and rollout requests
@@ -147,7 +161,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	j := messageJSON{
 		Stream: m.Stream, Seq: m.Seq, Time: m.Time, Subject: m.Subject,
 		Trajectory: m.Trajectory, Event: m.Event, Metrics: m.Metrics, Rollout: newRolloutJSON(m.Rollout),
-		Shard: m.Shard,
+		Shard: m.Shard, EvalShard: m.EvalShard, EvalResult: m.EvalResult,
 		Batch: m.Batch,
 	}
 	if len(m.Headers) > 0 {
@@ -159,7 +173,8 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if m.Err != nil {
 		j.Error = m.Err.Error()
 	}
-	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil && m.Shard == nil && m.Batch == nil {
+	if m.Trajectory == nil && m.Event == nil && m.Metrics == nil && m.Rollout == nil && m.Shard == nil &&
+		m.EvalShard == nil && m.EvalResult == nil && m.Batch == nil {
 		if utf8.Valid(m.Raw) {
 			s := string(m.Raw)
 			j.Payload = &s

@@ -113,6 +113,53 @@ func PublishExploreShard(ctx context.Context, js jetstream.JetStream, s schemas.
 	return Publish(ctx, js, Subjects(s.Run).WorkExplore, b, h)
 }
 
+// EvalShardID is an evaluation shard's message id: its run, update, π_θ
+// version, split and index, so a learner that queues an evaluation again
+// (after a restart) queues each shard once within the dedupe window.
+func EvalShardID(s schemas.EvalShard) string {
+	return fmt.Sprintf("%s/eval/u%d/p%d/%s/s%dof%d", s.Run, s.Update, s.PolicyVersion, s.Split, s.Shard, s.Shards)
+}
+
+// PublishEvalShard queues an evaluation shard on rspo.<run>.work.eval
+// with EvalShardID as message id.
+func PublishEvalShard(ctx context.Context, js jetstream.JetStream, s schemas.EvalShard) (*jetstream.PubAck, error) {
+	if err := ValidateRun(s.Run); err != nil {
+		return nil, err
+	}
+	b, err := schemas.EncodeEvalShard(s)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode eval shard %d of %s at update %d: %w", s.Shard, s.Split, s.Update, err)
+	}
+	h := dataHeaders(EvalShardID(s), s.Run, 0, s.PolicyVersion, "", ContentTypeJSON)
+	h.Del(HeaderCycle)
+	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
+	return Publish(ctx, js, Subjects(s.Run).WorkEval, b, h)
+}
+
+// EvalResultID is an evaluation result's message id: that of the shard it
+// answers (EvalShardID) under "evalresult", so a shard played twice (its
+// actor killed after publishing, before acknowledging) stores its result
+// once within the dedupe window.
+func EvalResultID(r schemas.EvalResult) string {
+	return fmt.Sprintf("%s/evalresult/u%d/p%d/%s/s%dof%d", r.Run, r.Update, r.PolicyVersion, r.Split, r.Shard, r.Shards)
+}
+
+// PublishEvalResult publishes an evaluation result on
+// rspo.<run>.eval.<update> with EvalResultID as message id.
+func PublishEvalResult(ctx context.Context, js jetstream.JetStream, r schemas.EvalResult) (*jetstream.PubAck, error) {
+	if err := ValidateRun(r.Run); err != nil {
+		return nil, err
+	}
+	b, err := schemas.EncodeEvalResult(r)
+	if err != nil {
+		return nil, fmt.Errorf("streams: encode eval result of shard %d of %s at update %d: %w", r.Shard, r.Split, r.Update, err)
+	}
+	h := dataHeaders(EvalResultID(r), r.Run, 0, r.PolicyVersion, "", ContentTypeJSON)
+	h.Del(HeaderCycle)
+	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
+	return Publish(ctx, js, Subjects(r.Run).Eval(r.Update), b, h)
+}
+
 // PublishBatch publishes a training batch on rspo.<run>.batch with
 // schemas.BatchID (run and update) as message id, so a learner that
 // publishes its update's batch again after a restart stores it once. A

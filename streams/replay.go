@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // SubjectKind is a kind of a run's subjects, relative to rspo.<run>: what
-// Replay reads. ctrl, metrics and dlq may be narrowed with further tokens
+// Replay reads. ctrl, metrics, dlq and eval may be narrowed with further tokens
 // (CtrlKind, MetricsKind, "dlq.swapper"); KindTraj reads both trajectory
 // sources.
 type SubjectKind string
@@ -28,7 +29,16 @@ const (
 	KindDLQ          SubjectKind = "dlq"
 	// KindBatch is the learner's training batches (schemas.TrainBatch).
 	KindBatch SubjectKind = "batch"
+	// KindEval is the actors' evaluation results (schemas.EvalResult), of
+	// every update; EvalKind narrows it to one update's.
+	KindEval SubjectKind = "eval"
 )
+
+// EvalKind is the kind of the evaluation results of learner update
+// update, e.g. "eval.30".
+func EvalKind(update int64) SubjectKind {
+	return KindEval + "." + SubjectKind(strconv.FormatInt(update, 10))
+}
 
 // CtrlKind is the kind of one control event type's subject, e.g.
 // "ctrl.cycle.started".
@@ -38,7 +48,7 @@ func CtrlKind(t schemas.EventType) SubjectKind { return KindCtrl + "." + Subject
 func TrajKind(src schemas.Source) SubjectKind { return KindTraj + "." + SubjectKind(src) }
 
 // ReplaySubjects are the subject kinds Replay reads.
-var ReplaySubjects = []SubjectKind{KindTrajExplore, KindTrajOnPolicy, KindTraj, KindSwapped, KindCtrl, KindMetrics, KindDLQ, KindBatch}
+var ReplaySubjects = []SubjectKind{KindTrajExplore, KindTrajOnPolicy, KindTraj, KindSwapped, KindCtrl, KindMetrics, KindDLQ, KindBatch, KindEval}
 
 // ReplayOptions selects what Replay reads.
 type ReplayOptions struct {
@@ -87,7 +97,7 @@ func (o ReplayOptions) filter() (stream, filter string, err error) {
 		if len(narrow) > 0 {
 			return "", "", unknown(kind + " takes no further token")
 		}
-	case "ctrl", "metrics", "dlq":
+	case "ctrl", "metrics", "dlq", "eval":
 		for _, tok := range narrow {
 			if validateToken("subject", tok) != nil {
 				return "", "", unknown(fmt.Sprintf("%q is not a plain subject token", tok))

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/rspo-dev/rspo/schemas"
@@ -60,6 +61,13 @@ type RunSubjects struct {
 	// (schemas.ExploreShard): rspo.<run>.work.explore. Like WorkRollout it
 	// is a work-queue subject, consumed by a shared durable, not replayed.
 	WorkExplore string
+	// WorkEval carries the shards of the learner's evaluations
+	// (schemas.EvalShard): rspo.<run>.work.eval, a work-queue subject like
+	// WorkRollout, consumed by the actors' shared durable.
+	WorkEval string
+	// EvalAll matches the evaluation results of every update
+	// (schemas.EvalResult on rspo.<run>.eval.<update>, see Eval).
+	EvalAll string
 	// BufferSample is the buffer service's sampling endpoint (request/reply).
 	BufferSample string
 	// BufferStats is the buffer service's statistics endpoint (request/reply).
@@ -85,6 +93,8 @@ func Subjects(run string) RunSubjects {
 		Swapped:      p + "swapped",
 		WorkRollout:  p + "work.rollout",
 		WorkExplore:  p + "work.explore",
+		WorkEval:     p + "work.eval",
+		EvalAll:      p + "eval.>",
 		BufferSample: p + "buffer.sample",
 		BufferStats:  p + "buffer.stats",
 		PRMScore:     p + "prm.score",
@@ -105,6 +115,14 @@ func (s RunSubjects) Traj(src schemas.Source) string {
 // tokens after ctrl.
 func (s RunSubjects) Ctrl(t schemas.EventType) string {
 	return SubjectPrefix + "." + s.Run + ".ctrl." + string(t)
+}
+
+// Eval returns the subject of the evaluation results of learner update
+// update: rspo.<run>.eval.<update>. One subject per update lets the
+// learner read only its evaluation's results and refuse a result that
+// names another update than its subject.
+func (s RunSubjects) Eval(update int64) string {
+	return SubjectPrefix + "." + s.Run + ".eval." + strconv.FormatInt(update, 10)
 }
 
 // Metrics returns the metrics subject of a component.

@@ -18,6 +18,7 @@ const (
 	StreamMetrics = "RSPO_METRICS"
 	StreamDLQ     = "RSPO_DLQ"
 	StreamBatch   = "RSPO_BATCH"
+	StreamEval    = "RSPO_EVAL"
 )
 
 // Bounds of StreamBatch: a training batch is needed until its trainer has
@@ -68,7 +69,7 @@ func Topology() []StreamSpec {
 		{Name: StreamSwapped, Subjects: all("swapped"), Retention: jetstream.LimitsPolicy, Dedupe: true,
 			Description: "rspo outcome-relabelled buffer records, Arrow IPC"},
 		{Name: StreamWork, Subjects: all("work.>"), Retention: jetstream.WorkQueuePolicy, Dedupe: true,
-			Description: "rspo rollout requests, JSON, work queue"},
+			Description: "rspo rollout requests, explore and eval shards, JSON, work queue"},
 		{Name: StreamCtrl, Subjects: all("ctrl.>"), Retention: jetstream.LimitsPolicy, Dedupe: true,
 			Description: "rspo control events, JSON"},
 		{Name: StreamMetrics, Subjects: all("metrics.>"), Retention: jetstream.LimitsPolicy,
@@ -78,6 +79,8 @@ func Topology() []StreamSpec {
 		{Name: StreamBatch, Subjects: all("batch"), Retention: jetstream.LimitsPolicy, Dedupe: true,
 			MaxAge: BatchMaxAge, MaxMsgsPerSubject: BatchMaxPerRun,
 			Description: "rspo training batches for external trainers, Arrow IPC"},
+		{Name: StreamEval, Subjects: all("eval.>"), Retention: jetstream.LimitsPolicy, Dedupe: true,
+			Description: "rspo evaluation shard results, JSON"},
 	}
 }
 

@@ -36,6 +36,12 @@ var (
 	// ExploreShards are the shards of the learner's cycles (JSON).
 	ExploreShards = Payload[schemas.ExploreShard]{Name: "explore shard", Decode: schemas.DecodeExploreShard,
 		Run: func(s schemas.ExploreShard) string { return s.Run }}
+	// EvalShards are the shards of the learner's evaluations (JSON).
+	EvalShards = Payload[schemas.EvalShard]{Name: "eval shard", Decode: schemas.DecodeEvalShard,
+		Run: func(s schemas.EvalShard) string { return s.Run }}
+	// EvalResults are the actors' answers to evaluation shards (JSON).
+	EvalResults = Payload[schemas.EvalResult]{Name: "eval result", Decode: schemas.DecodeEvalResult,
+		Run: func(r schemas.EvalResult) string { return r.Run }}
 	// TrainBatches are the learner's training batches (Arrow IPC).
 	TrainBatches = Payload[*schemas.TrainBatch]{Name: "training batch", Decode: schemas.DecodeTrainBatch,
 		Run: func(b *schemas.TrainBatch) string { return b.Run }}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/llm"
+	"github.com/rspo-dev/rspo/pipeline"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -19,11 +22,13 @@ import (
 // TestLLMLoopTrainsAsTheInProcessRun is the LLM seam end to end, every
 // party a process of its own: `rspo serve policy` serves each version over
 // the chat-completions protocol, actors play through it (--policy openai),
-// the learner publishes each update's batch (--trainer external) and
-// evaluates through the server, and `rspo serve trainer` trains and
-// announces every version. The policy this loop trains must be the one an
-// in-process `rspo run` with the same settings trains, byte for byte: the
-// protocol carries everything an update needs and loses nothing.
+// the learner publishes each update's batch (--trainer external) and has
+// its evaluations played by the actors through the server in 2 shards
+// (--eval-shards 2), and `rspo serve trainer` trains and announces every
+// version. The policy this loop trains must be the one an in-process
+// `rspo run` with the same settings trains, byte for byte, and its final
+// figures that run's: the protocol carries everything an update and an
+// evaluation need and loses nothing.
 func TestLLMLoopTrainsAsTheInProcessRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the stages as processes; skipped with -short")
@@ -42,7 +47,7 @@ func TestLLMLoopTrainsAsTheInProcessRun(t *testing.T) {
 	newProc(t, bin, filepath.Join(dir, "actor.log"), "serve", "actor", "--nats", e.ClientURL(), "--run", run,
 		"--parallel", "4", "--policy", "openai", "--endpoint", url)
 	learner := append([]string{"serve", "learner", "--nats", e.ClientURL(), "--run", run,
-		"--trainer", "external", "--policy", "openai", "--endpoint", url}, settings...)
+		"--trainer", "external", "--policy", "openai", "--endpoint", url, "--eval-shards", "2"}, settings...)
 	if out, err := exec.CommandContext(ctx, bin, learner...).CombinedOutput(); err != nil {
 		b, _ := os.ReadFile(trainerLog)
 		t.Fatalf("learner: %v\n%s\ntrainer log:\n%s", err, out, b)
@@ -66,6 +71,18 @@ func TestLLMLoopTrainsAsTheInProcessRun(t *testing.T) {
 		})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The evaluations were played by the actor through the server, in
+	// shards: 2 evaluations × 2 splits × 2 shards.
+	results := 0
+	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: streams.KindEval}, func(m streams.Message) error {
+		if m.EvalResult != nil && m.EvalResult.Shards == 2 {
+			results++
+		}
+		return nil
+	})
+	if err != nil || results != 8 {
+		t.Errorf("evaluation results on the bus: %d (%v), want 8", results, err)
 	}
 	// The same server serves embeddings, for a PRM on the embeddings featurizer.
 	ep, err := llm.NewEndpoint(llm.EndpointConfig{URL: url})
@@ -101,5 +118,17 @@ func TestLLMLoopTrainsAsTheInProcessRun(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("the policy trained through the servers (%d bytes) differs from the in-process run's (%d bytes)", len(got), len(want))
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "reference", "report", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum pipeline.Summary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	c := &stageCluster{t: t, run: run, js: js, ctx: ctx}
+	if final := c.finalFigures(); len(final) == 0 || !reflect.DeepEqual(final, sum.Final) {
+		t.Errorf("final figures played through the server in shards %v, want the in-process run's %v", final, sum.Final)
 	}
 }

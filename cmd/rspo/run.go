@@ -134,6 +134,8 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.Verify, "verify", false, "swapper replays explorer trajectories to verify their outcome")
 	countVar(fs, &o.EvalEvery, "eval-every", "evaluate every this many updates")
 	countVar(fs, &o.EvalEpisodes, "eval-episodes", "episodes per eval split")
+	countVar(fs, &o.EvalShards, "eval-shards", "split each evaluation of a split into this many work items, played by the run's actors (rspo serve actor); "+
+		"1 evaluates in the learner; the figures do not depend on it; at most --eval-episodes")
 	derivedCountVar(fs, &o.KeepVersions, "keep-versions", "k+3", "policy snapshots kept in the object store; version 0 always stays")
 	fs.IntVar(&o.MaxStaleness, "max-staleness", o.MaxStaleness, "S: policy versions an update's on-policy rollouts may lag; 0, the default, is the synchronous loop; "+
 		"S ≥ 1 asks for update u+S's rollouts before applying update u so the actors play while the learner trains (decoupled-PPO correction, "+

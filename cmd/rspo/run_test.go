@@ -67,6 +67,10 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		{"zero count in the config file", []string{"--config", "testdata/zero-tasks.json"}, []string{"tasks 0", "at least 1"}},
 		{"tilt with PRM noise", []string{"--explore-tilt", "3", "--prm-noise", "0.1"}, []string{"tilt and PRM noise"}},
 		{"negative max staleness", []string{"--max-staleness", "-1"}, []string{"max staleness -1"}},
+		{"zero eval shards", []string{"--eval-shards", "0"}, []string{`"--eval-shards"`, "0 is not a count: give at least 1"}},
+		{"negative eval shards", []string{"--eval-shards", "-2"}, []string{`"--eval-shards"`, "-2 is not a count"}},
+		{"more eval shards than episodes", []string{"--eval-shards", "9", "--eval-episodes", "8"},
+			[]string{"eval-shards 9: an evaluation has 8 episodes (eval-episodes), so at most 8 shards"}},
 		{"max staleness past keep-versions", []string{"--max-staleness", "4", "--keep-versions", "4"}, []string{"max staleness 4", "raise keep-versions"}},
 	}
 	for _, tt := range tests {

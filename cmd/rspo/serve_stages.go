@@ -70,8 +70,11 @@ func newServeActorCmd() *cobra.Command {
 		Short: "Roll out π_θ for the learner's rollout requests (start as many as you like)",
 		Long: "Pull rollout requests from rspo.<run>.work.rollout, load the requested policy version from\n" +
 			"the object store, play the episodes and publish each trajectory to rspo.<run>.traj.onpolicy.\n" +
-			"Actors of a run share one work queue: add actors to add throughput. With --policy openai the\n" +
-			"episodes are played through an OpenAI-compatible chat server (vLLM, SGLang, rspo serve policy).",
+			"Actors of a run share one work queue: add actors to add throughput. They also play the\n" +
+			"learner's evaluation shards (rspo.<run>.work.eval, when the learner has --eval-shards ≥ 2) and\n" +
+			"answer each on rspo.<run>.eval.<update>; a killed actor's shard goes to another after --ack-wait.\n" +
+			"With --policy openai the episodes, evaluations included, are played through an\n" +
+			"OpenAI-compatible chat server (vLLM, SGLang, rspo serve policy).",
 		Example: "  rspo serve actor --nats nats://127.0.0.1:4222 --run exp1\n" +
 			"  rspo serve actor --run exp1 --policy openai --endpoint http://gpu1:8000/v1 --model Qwen2.5-7B-Instruct --parallel 32",
 		Args: cobra.NoArgs,
@@ -168,7 +171,8 @@ func newServeLearnerCmd() *cobra.Command {
 		Long: "Own π_θ: ask actors for rollouts through the work queue, start each cycle with its plan\n" +
 			"(which carries every explorer setting to the explorers), sample the buffer, update, publish\n" +
 			"every policy version, metrics and control events. A restarted learner resumes from its\n" +
-			"checkpoint. Takes the training flags of `rspo run`.",
+			"checkpoint. With --eval-shards N ≥ 2 each evaluation is played by the actors in N work items\n" +
+			"(same figures as in-process). Takes the training flags of `rspo run`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var keys []string

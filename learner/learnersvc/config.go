@@ -125,6 +125,11 @@ type Config struct {
 	EvalSplits []string
 	// EvalGreedy evaluates with the most probable action instead of sampling.
 	EvalGreedy bool
+	// EvalShards is how many work items each evaluation of a split is
+	// split into (schemas.EvalShard on rspo.<run>.work.eval), for the
+	// run's actors to play. Default 1: the learner evaluates in-process.
+	// At most EvalEpisodes; the figures do not depend on it.
+	EvalShards int `json:",omitempty"`
 
 	// MaxStaleness is S, how many policy versions an update's on-policy
 	// rollouts may lag behind the policy the update trains. Default 0: the
@@ -190,6 +195,7 @@ func (c Config) WithDefaults() Config {
 	def(&c.PRMWarmupTasks, 64)
 	def(&c.EvalEvery, 10)
 	def(&c.EvalEpisodes, 64)
+	def(&c.EvalShards, 1)
 	def(&c.ChunkTasks, 2)
 	def(&c.KeepVersions, c.K+3)
 	if c.Seed == 0 {
@@ -260,6 +266,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("learnersvc: explorer settings: %w", err))
 	}
 	if err := c.validateShards(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.validateEvalShards(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.ExploreCollect < 0 || (c.ExploreCollect == 0 && !c.SwapAll) {

@@ -6,6 +6,12 @@
 // metrics and control events. The same loop runs the baselines: plain
 // GRPO / PPO / GiGPO (RSPO off) and dense-only training on the PRM.
 //
+// Evaluations run in-process (rollout.Evaluate) or, with Config.EvalShards
+// ≥ 2, as work items the actors play (schemas.EvalShard on work.eval,
+// answered by schemas.EvalResult on eval.<update>); the learner folds the
+// results in episode order into the same report, refusing and
+// dead-lettering results that do not answer its shards (evalshards.go).
+//
 // By default the loop is synchronous: an update's rollouts are asked of
 // the version it updates, and actors wait while the learner trains.
 // Config.MaxStaleness = S ≥ 1 pipelines it: update u+S's rollouts are asked

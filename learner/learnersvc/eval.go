@@ -10,8 +10,9 @@ import (
 	"github.com/rspo-dev/rspo/schemas"
 )
 
-// evaluate runs π_θ on every eval split in-process (evaluation steps are not
-// training steps and are not counted in the environment-step budget),
+// evaluate runs π_θ on every eval split, in-process or in shards played by
+// the actors (EvalShards; evaluation steps are not training steps and are
+// not counted in the environment-step budget),
 // publishes one "eval" metrics event per split and returns the headline
 // figures, prefixed by split ("eval_in_distribution_success_rate") and, for
 // the first split, also as "eval_success_rate" and "eval_score". An
@@ -22,13 +23,16 @@ func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 	if !s.canEvaluate() {
 		return out, nil
 	}
+	s.cfg.Logger.Info("evaluating", "update", s.cp.Update, "policy_version", s.cp.Version,
+		"episodes", s.cfg.EvalEpisodes, "splits", len(s.cfg.EvalSplits), "shards", s.cfg.EvalShards)
+	reports, err := s.evalReports(ctx)
+	if err != nil {
+		return nil, err
+	}
 	b, ok := s.env.(envs.BinaryOutcome)
 	graded := !ok || !b.BinaryOutcome()
 	for i, split := range s.cfg.EvalSplits {
-		vals, err := s.evaluateSplit(ctx, split)
-		if err != nil {
-			return nil, err
-		}
+		vals := evalFigures(reports[i], s.cp)
 		s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "eval", Cycle: s.cycleOf(max(0, s.cp.Update-1)),
 			Values: vals, Labels: map[string]string{"split": split}})
 		out[split+"_success_rate"] = vals["success_rate"]
@@ -46,37 +50,66 @@ func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 	return out, nil
 }
 
-// evaluateSplit plays EvalEpisodes episodes over the split's tasks with
-// the one evaluator every caller uses (rollout.Evaluate).
-func (s *Service) evaluateSplit(ctx context.Context, split string) (map[string]float64, error) {
+// evalReports evaluates every eval split, in EvalSplits order: in-process
+// one split after the other, or, with EvalShards ≥ 2, by the run's actors
+// (evalshards.go), every split's shards queued at once.
+func (s *Service) evalReports(ctx context.Context) ([]rollout.Report, error) {
+	if s.cfg.EvalShards > 1 {
+		return s.evaluateSharded(ctx)
+	}
+	reports := make([]rollout.Report, len(s.cfg.EvalSplits))
+	for i, split := range s.cfg.EvalSplits {
+		rep, err := s.evaluateSplit(ctx, split)
+		if err != nil {
+			return nil, err
+		}
+		reports[i] = rep
+	}
+	return reports, nil
+}
+
+// evalEpisodes returns the tasks of a split's evaluation, one an episode,
+// and its seed: what every evaluation of the split plays, in-process or
+// in shards.
+func (s *Service) evalEpisodes(split string) ([]envs.Task, int64, error) {
 	tasks, err := s.evalTasks(split)
 	if err != nil {
-		return nil, fmt.Errorf("learnersvc: eval split %s: %w", split, err)
+		return nil, 0, fmt.Errorf("learnersvc: eval split %s: %w", split, err)
 	}
 	if len(tasks) == 0 {
-		return nil, fmt.Errorf("learnersvc: eval split %s has no tasks", split)
+		return nil, 0, fmt.Errorf("learnersvc: eval split %s has no tasks", split)
+	}
+	if split != envs.SplitTrain { // a fixed split: a sample with its task mix, not its first tasks
+		tasks = evalSample(tasks, s.cfg.EvalEpisodes, rollout.EpisodeSeed(s.cfg.Seed, "eval-sample", split))
+	}
+	return tasks, rollout.EpisodeSeed(s.cfg.Seed, "eval", split), nil
+}
+
+// evaluateSplit plays the split's evaluation in-process with the one
+// evaluator every caller uses (rollout.Evaluate).
+func (s *Service) evaluateSplit(ctx context.Context, split string) (rollout.Report, error) {
+	tasks, seed, err := s.evalEpisodes(split)
+	if err != nil {
+		return rollout.Report{}, err
 	}
 	parallel := s.cfg.Parallel
 	if parallel <= 0 {
 		parallel = rollout.DefaultParallel()
-	}
-	if split != envs.SplitTrain { // a fixed split: a sample with its task mix, not its first tasks
-		tasks = evalSample(tasks, s.cfg.EvalEpisodes, rollout.EpisodeSeed(s.cfg.Seed, "eval-sample", split))
 	}
 	var agent envs.Agent = policy.NewAgent(s.pol, s.cfg.EvalGreedy)
 	if s.cfg.EvalAgent != nil {
 		// The checkpoint's version: with an external trainer whose weights
 		// are not a built-in policy, s.pol stays the last built-in one.
 		if agent, err = s.cfg.EvalAgent(ctx, s.cp.Version, s.pol, s.cfg.EvalGreedy); err != nil {
-			return nil, fmt.Errorf("learnersvc: eval agent of version %d: %w", s.cp.Version, err)
+			return rollout.Report{}, fmt.Errorf("learnersvc: eval agent of version %d: %w", s.cp.Version, err)
 		}
 	}
 	rep, err := rollout.Evaluate(ctx, s.env, tasks, agent, rollout.EvalOptions{
-		Episodes: len(tasks), Seed: rollout.EpisodeSeed(s.cfg.Seed, "eval", split), Parallel: parallel})
+		Episodes: len(tasks), Seed: seed, Parallel: parallel})
 	if err != nil {
-		return nil, fmt.Errorf("learnersvc: eval on %s: %w", split, err)
+		return rollout.Report{}, fmt.Errorf("learnersvc: eval on %s: %w", split, err)
 	}
-	return evalFigures(rep, s.cp), nil
+	return rep, nil
 }
 
 // evalTasks returns a split's tasks. "train" means n fresh train tasks

@@ -63,10 +63,14 @@ func (c ActorConfig) withDefaults() ActorConfig {
 
 // Validate reports every problem with the configuration.
 func (c ActorConfig) Validate() error {
+	var errs []error
 	if c.StepBudget < 0 {
-		return fmt.Errorf("rolloutsvc: actor step budget %d: want a positive number of steps (0: the default %d)", c.StepBudget, DefaultStepBudget)
+		errs = append(errs, fmt.Errorf("rolloutsvc: actor step budget %d: want a positive number of steps (0: the default %d)", c.StepBudget, DefaultStepBudget))
 	}
-	return streams.ValidateRun(c.Run)
+	if len(c.Name) > schemas.MaxEvalNameBytes {
+		errs = append(errs, fmt.Errorf("rolloutsvc: actor name of %d bytes: at most %d (it names the player of its evaluation results)", len(c.Name), schemas.MaxEvalNameBytes))
+	}
+	return errors.Join(append(errs, streams.ValidateRun(c.Run))...)
 }
 
 // ActorDurable names the work-queue consumer every actor of run shares.
@@ -78,7 +82,9 @@ func ActorDurable(run string) string { return "actors-" + run }
 // each trajectory to rspo.<run>.traj.onpolicy (or .explore, as the request
 // says). A request is acknowledged only once all its trajectories are
 // stored, so a crashed actor's request is redone by another; the redone
-// trajectories carry the same ids and seeds and are deduplicated.
+// trajectories carry the same ids and seeds and are deduplicated. Actors
+// also play the learner's evaluation shards (rspo.<run>.work.eval, see
+// Evaluate) when it splits its evaluations (--eval-shards).
 type Actor struct {
 	cfg     ActorConfig
 	js      jetstream.JetStream
@@ -99,8 +105,27 @@ func NewActor(js jetstream.JetStream, cfg ActorConfig) (*Actor, error) {
 	return &Actor{cfg: cfg, js: js, backend: backend}, nil
 }
 
-// Run serves requests until ctx ends, then finishes the request in hand.
+// Run serves rollout requests and evaluation shards (evaluator.go) until
+// ctx ends, then finishes the request and the shard in hand.
 func (a *Actor) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var evalErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if evalErr = a.runEvaluator(ctx); evalErr != nil {
+			cancel() // one consumer failing stops the actor
+		}
+	}()
+	err := a.runRollouts(ctx)
+	cancel()
+	<-done
+	return errors.Join(err, evalErr)
+}
+
+// runRollouts serves rollout requests until ctx ends.
+func (a *Actor) runRollouts(ctx context.Context) error {
 	return streams.Consume(ctx, a.js, streams.ConsumerConfig{
 		Stream:        streams.StreamWork,
 		Durable:       ActorDurable(a.cfg.Run),
@@ -165,9 +190,14 @@ func publishAll(ctx context.Context, js jetstream.JetStream, trajs []*schemas.Tr
 // requestSteps is the most environment steps req can take: every episode
 // running to the environment's step limit.
 func requestSteps(req schemas.RolloutRequest, env envs.Env) int64 {
-	limit := int64(policy.DefaultMaxSteps)
+	return int64(len(req.Tasks)) * int64(req.GroupSize) * stepLimit(env)
+}
+
+// stepLimit is the most steps an episode of env takes: its step limit, or
+// policy.DefaultMaxSteps for an environment without one.
+func stepLimit(env envs.Env) int64 {
 	if l, ok := env.(envs.StepLimiter); ok && l.MaxSteps() > 0 {
-		limit = int64(l.MaxSteps())
+		return int64(l.MaxSteps())
 	}
-	return int64(len(req.Tasks)) * int64(req.GroupSize) * limit
+	return policy.DefaultMaxSteps
 }

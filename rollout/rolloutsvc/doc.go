@@ -19,6 +19,10 @@
 // cycle's plan, read from the cycle.started event, with the seeds and ids
 // the whole cycle would give them.
 //
+// Actors also play the learner's evaluation shards (schemas.EvalShard on
+// rspo.<run>.work.eval, a second shared durable) with the agent their
+// backend gives (EvalBackend) and answer each with its per-episode results.
+//
 // Both are services: Run(ctx) consumes typed, run-checked messages
 // (streams.Typed) until ctx ends and drains. The acting itself is the
 // rollout core (package rollout) over an envs.Env; this package only wires

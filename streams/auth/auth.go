@@ -99,8 +99,10 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 	Actor: func(s streams.RunSubjects) grant {
 		// policy.published: an actor (or explorer) playing through an
 		// inference server (--policy openai) follows it for each version's
-		// model name.
+		// model name. Evaluation shards (the learner's --eval-shards) come on
+		// work.eval and are answered on eval.<update>.
 		return grants(consume(streams.StreamWork, s.WorkRollout), pub(s.TrajOnPolicy),
+			consume(streams.StreamWork, s.WorkEval), pub(s.EvalAll),
 			readObjects(streams.BucketPolicy), replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished)))
 	},
 	Explorer: func(s streams.RunSubjects) grant {
@@ -123,7 +125,8 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 	Learner: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamTraj, s.Traj(">")), replay(streams.StreamSwapped, s.Swapped),
 			replay(streams.StreamCtrl, s.CtrlAll), replay(streams.StreamDLQ, s.DLQAll), // the trainer's refusals of its batches
-			pub(s.WorkRollout, s.WorkExplore, s.CtrlAll, s.Metrics(Learner), s.Metrics(PRM), s.BufferSample, s.BufferStats, s.Batch),
+			replay(streams.StreamEval, s.EvalAll), // the actors' answers to its evaluation shards
+			pub(s.WorkRollout, s.WorkExplore, s.WorkEval, s.CtrlAll, s.Metrics(Learner), s.Metrics(PRM), s.BufferSample, s.BufferStats, s.Batch),
 			writeObjects(streams.BucketPolicy), writeObjects(streams.BucketPRM),
 			writeState(streams.StateKey(s.Run, "learner", ">"), streams.StateKey(s.Run, "pipeline", ">")))
 	},

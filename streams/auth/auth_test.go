@@ -206,6 +206,9 @@ func trainWithCredentials(t *testing.T, mode learnersvc.TrainerMode) {
 			RolloutTimeout: time.Minute, ExploreTimeout: time.Minute, TrainerMode: mode,
 		},
 	}
+	if mode == learnersvc.TrainerBuiltin {
+		cfg.Learner.EvalShards = 2 // the actor plays the evaluation's shards under its own user
+	}
 	stages := []string{auth.Actor, auth.Explorer, auth.Swapper, auth.Buffer}
 	if mode == learnersvc.TrainerExternal {
 		stages = append(stages, auth.Trainer)
@@ -263,6 +266,9 @@ func TestAuthRefusals(t *testing.T) {
 		{"ra", auth.Explorer, "rspo.ra.work.rollout"},
 		{"ra", auth.Explorer, "rspo.ra.work.explore"},
 		{"ra", auth.Actor, "rspo.ra.work.explore"},
+		{"ra", auth.Actor, "rspo.ra.work.eval"},
+		{"ra", auth.Explorer, "rspo.ra.eval.3"},
+		{"ra", auth.Actor, "rspo.rb.eval.3"},
 		{"ra", auth.Swapper, "rspo.ra.traj.onpolicy"},
 		{"ra", auth.Buffer, "rspo.ra.ctrl.cycle.ended"},
 		{"ra", auth.PRM, "$O.rspo_prm.C.x"},

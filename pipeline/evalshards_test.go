@@ -1,0 +1,181 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/schemas"
+
+	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/streams/streamstest"
+)
+
+// evalRun trains cfg on a server of its own with its evaluations split
+// into shards (1: in the learner) and played by actors actors, and returns
+// the final figures, every eval metrics event's values by split and
+// update, the actors' results stored on the run's eval subjects and the
+// reasons of the learner's dead letters. prepare, if set, runs on the
+// server before the run.
+func evalRun(t *testing.T, cfg Config, shards, actors int, prepare func(jetstream.JetStream)) (final map[string]float64, evals map[string]map[string]float64, answered int, dlq []string) {
+	t.Helper()
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	if prepare != nil {
+		prepare(js)
+	}
+	cfg.NATSURL, cfg.DataDir = s.ClientURL(), t.TempDir()
+	cfg.Learner.EvalShards, cfg.Actors = shards, actors
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evals = map[string]map[string]float64{} // "<split>#<i>": the split's i-th evaluation
+	seen := map[string]int{}
+	err = streams.Replay(context.Background(), js, streams.ReplayOptions{Run: cfg.Learner.Run, Subject: "metrics.learner"},
+		func(m streams.Message) error {
+			if m.Metrics != nil && m.Metrics.Kind == "eval" {
+				split := m.Metrics.Labels["split"]
+				evals[fmt.Sprintf("%s#%d", split, seen[split])] = m.Metrics.Values
+				seen[split]++
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = streams.Replay(context.Background(), js, streams.ReplayOptions{Run: cfg.Learner.Run, Subject: streams.KindEval},
+		func(m streams.Message) error {
+			if m.EvalResult != nil && m.EvalResult.Evaluator != "mallory" {
+				if m.EvalResult.Shards != shards {
+					t.Errorf("eval result of shard %d of %d, want of %d", m.EvalResult.Shard, m.EvalResult.Shards, shards)
+				}
+				answered++
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = streams.Replay(context.Background(), js, streams.ReplayOptions{Run: cfg.Learner.Run, Subject: "dlq.learner"}, func(m streams.Message) error {
+		dlq = append(dlq, m.Headers.Get(streams.HeaderDLQReason))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum.Final, evals, answered, dlq
+}
+
+// Evaluations split into 2 and 3 shards, played by two actors, give
+// exactly the figures — overall and per task type, at every evaluation of
+// the run — that the learner's in-process evaluation gives.
+func TestShardedEvaluationGivesTheInProcessFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	cfg := smallRun(t, "", false)
+	final1, evals1, answered1, _ := evalRun(t, cfg, 1, 1, nil)
+	if answered1 != 0 {
+		t.Errorf("in-process evaluation: %d eval results on the bus, want none", answered1)
+	}
+	// 4 updates, eval every 2 and at the end: updates 2 and 4, two splits each.
+	if len(evals1) != 4 || len(final1) == 0 {
+		t.Fatalf("in-process run: %d eval events %v, final %v; want 4 and figures", len(evals1), evals1, final1)
+	}
+	for _, shards := range []int{2, 3} {
+		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
+			final, evals, answered, dlq := evalRun(t, cfg, shards, 2, nil)
+			if len(dlq) > 0 {
+				t.Errorf("dead letters of honest results: %q", dlq)
+			}
+			if !reflect.DeepEqual(final, final1) {
+				t.Errorf("final figures: got %v, want the in-process %v", final, final1)
+			}
+			if !reflect.DeepEqual(evals, evals1) {
+				t.Errorf("eval events:\n got %v\nwant %v", evals, evals1)
+			}
+			if want := 2 * 2 * shards; answered != want {
+				t.Errorf("eval results on the bus: %d, want %d (2 evaluations × 2 splits × %d shards)", answered, want, shards)
+			}
+		})
+	}
+}
+
+// Hostile but well-formed evaluation results, stored on the run's eval
+// subjects before the actors' own, are dead-lettered with their reasons
+// (rspo.<run>.dlq.learner) and do not change the figures: the run ends
+// with those of the in-process evaluation.
+func TestShardedEvaluationDeadLettersHostileResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	cfg := smallRun(t, "", false)
+	final1, evals1, _, _ := evalRun(t, cfg, 1, 1, nil)
+	// The final evaluation: update 4, policy version 4, 8 episodes of a
+	// split in 2 shards of 4.
+	place := schemas.EvalResult{Run: "t1", Update: 4, PolicyVersion: 4, Split: envs.SplitEvalIn, Shard: 1, Shards: 2,
+		EpisodeStart: 4, EpisodeEnd: 8, Episodes: 8, Evaluator: "mallory"}
+	forge := func(mod func(*schemas.EvalResult)) []byte {
+		r := place
+		for range 4 {
+			r.Results = append(r.Results, schemas.EvalEpisode{Type: "pick_and_place", Success: true, Score: 1, Steps: 1})
+		}
+		mod(&r)
+		b, err := json.Marshal(r) // not EncodeEvalResult: some do not validate
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	hostile := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"another run's", forge(func(r *schemas.EvalResult) { r.Run = "t2" }), "invalid run: t2, but the shard's is t1"},
+		{"of another update", forge(func(r *schemas.EvalResult) { r.Update = 2 }), "invalid update: 2, but the shard's is 4"},
+		{"of another version", forge(func(r *schemas.EvalResult) { r.PolicyVersion = 1 }), "invalid policy_version: 1"},
+		{"more episodes than the shard's", forge(func(r *schemas.EvalResult) { r.Results = append(r.Results, r.Results...) }),
+			"not a valid eval result: schemas: invalid results: 8 results for the shard's 4 episodes"},
+		{"the whole split as one shard", forge(func(r *schemas.EvalResult) {
+			r.Shard, r.Shards, r.EpisodeStart = 0, 1, 0
+			r.Results = append(r.Results, r.Results...)
+		}), "invalid shard: 0 of 1, but the shard's is 0 of 2"},
+		{"task types the shard did not give", forge(func(r *schemas.EvalResult) {
+			for i := range r.Results {
+				r.Results[i].Type = "forged"
+			}
+		}), "results[0].type: forged"},
+		{"not JSON", []byte("{"), "not a valid eval result"},
+	}
+	prepare := func(js jetstream.JetStream) {
+		for i, h := range hostile {
+			hdr := nats.Header{}
+			hdr.Set(streams.HeaderMsgID, fmt.Sprintf("hostile-%d", i))
+			if _, err := streams.Publish(context.Background(), js, streams.Subjects("t1").Eval(4), h.data, hdr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	final, evals, _, reasons := evalRun(t, cfg, 2, 2, prepare)
+	if !reflect.DeepEqual(final, final1) || !reflect.DeepEqual(evals, evals1) {
+		t.Errorf("figures with hostile results:\n got %v %v\nwant the in-process %v %v", final, evals, final1, evals1)
+	}
+	if len(reasons) != len(hostile) {
+		t.Errorf("dead letters: %d %q, want %d", len(reasons), reasons, len(hostile))
+	}
+	for _, h := range hostile {
+		if !slices.ContainsFunc(reasons, func(r string) bool { return strings.Contains(r, h.want) }) {
+			t.Errorf("the result %s: no dead letter naming %q in %q", h.name, h.want, reasons)
+		}
+	}
+}
