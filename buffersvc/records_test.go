@@ -135,3 +135,30 @@ func FuzzDecodeRecords(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeRecords decodes a sample reply of 16 swapped 32-step
+// records, as Client.Sample does after the reply arrived.
+func BenchmarkDecodeRecords(b *testing.B) {
+	entries := make([]Entry, 16)
+	for i := range entries {
+		r, err := swapper.Relabel(swappertest.Explorer("r", 1, i, 32))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if entries[i], err = EntryOf(r, swappertest.Encode(r)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	data, err := joinRecords(entries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeRecords(data, len(entries)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/reply")
+}
