@@ -35,7 +35,9 @@ func compareIndexEntries(a, b indexEntry) int {
 func (s *Store) Sample(run string, req SampleRequest) ([]Entry, error) {
 	var out []Entry
 	err := s.sample(run, req, func(metas []meta) error {
-		out = make([]Entry, 0, len(metas))
+		if len(metas) > 0 {
+			out = make([]Entry, 0, len(metas))
+		}
 		return nil
 	}, func(id string, m meta, data []byte) {
 		out = append(out, Entry{Run: run, Cycle: req.Cycle, ID: id, TaskID: m.TaskID, Reward: m.Reward,
