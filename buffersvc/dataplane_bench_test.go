@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rspo-dev/rspo/buffersvc"
 	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/swapper"
 	"github.com/rspo-dev/rspo/swapper/swappersvc"
 	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
@@ -135,4 +137,46 @@ func feed(ctx context.Context, b *testing.B, js jetstream.JetStream) {
 			break
 		}
 	}
+}
+
+// BenchmarkSampleFromStream measures what keying the buffer's records to
+// their RSPO_SWAPPED sequence, instead of storing them in Pebble, would
+// cost a sample: the 16 sampled records fetched from the stream by
+// sequence, all 16 requests in flight at once, from a stream of
+// -bench.records swapped 32-step records.
+func BenchmarkSampleFromStream(b *testing.B) {
+	bs := newBus(b, 0)
+	n := *benchRecords
+	msgs := make([]*nats.Msg, n)
+	sub := streams.Subjects("r")
+	for i := range msgs {
+		r, err := swapper.Relabel(swappertest.Explorer("r", 1, i, benchSteps))
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs[i] = &nats.Msg{Subject: sub.Swapped, Data: swappertest.Encode(r), Header: nats.Header{streams.HeaderMsgID: {r.ID}}}
+	}
+	publishAll(b, bs.js, msgs)
+	ctx := context.Background()
+	stream, err := bs.js.Stream(ctx, streams.StreamSwapped)
+	if err != nil {
+		b.Fatal(err)
+	}
+	latencies(b, func(seed int) error {
+		rng := rand.New(rand.NewPCG(uint64(seed), 1))
+		errs := make([]error, 16)
+		var wg sync.WaitGroup
+		for k := range errs {
+			seq := uint64(1 + rng.IntN(n))
+			wg.Go(func() {
+				m, err := stream.GetMsg(ctx, seq)
+				if err == nil && len(m.Data) == 0 {
+					err = fmt.Errorf("message %d is empty", seq)
+				}
+				errs[k] = err
+			})
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	})
 }

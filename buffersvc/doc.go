@@ -26,5 +26,21 @@
 // is dead-lettered rather than stored, since the learner decodes every
 // record it samples and one that did not decode would fail every sample
 // it is drawn into. The index keys come from the decoded record; the
-// stored bytes are the message's, verbatim.
+// stored bytes are the message's, verbatim. (schemas.DecodeTrajectory
+// reads them without Arrow's reader, so the check costs about ten
+// allocations a record.)
+//
+// A sample reads its records through Pebble's block cache
+// (Options.BlockCacheBytes, 256 MiB by default: a cycle of about 13,000
+// 32-step records), and copies each record's bytes once, from the cached
+// block into the reply; the client decodes each record once.
+//
+// The records live in Pebble, written through its WAL, although
+// RSPO_SWAPPED holds them too. Both alternatives were measured (see
+// docs/architecture.md, "The buffer's data plane"): Pebble's WAL is a few
+// per cent of the ingest CPU, less than this machine's noise, and dropping
+// it would trade that for a rebuild from the stream after every crash;
+// serving samples from the stream by sequence instead (one Direct Get per
+// record) makes a sample an order of magnitude slower than a read from
+// the store (BenchmarkSampleFromStream).
 package buffersvc

@@ -46,18 +46,11 @@ func (s *Service) handleSample(req micro.Request) {
 }
 
 // sampleReply samples the store and joins the stored records' bytes as
-// they are (format ReplyFormatRecords): no decode and re-encode here, the
-// client decodes each record once.
+// they are (format ReplyFormatRecords), copied once from the store into
+// the reply: no decode and re-encode here, the client decodes each record
+// once.
 func (s *Service) sampleReply(sr SampleRequest) ([]byte, int, error) {
-	entries, err := s.store.Sample(s.cfg.Run, sr)
-	if err != nil {
-		return nil, 0, err
-	}
-	data, err := joinRecords(entries)
-	if err != nil {
-		return nil, 0, err
-	}
-	return data, len(entries), nil
+	return s.store.sampleReply(s.cfg.Run, sr)
 }
 
 // handleStats answers with the store's Stats and the ingest counters.

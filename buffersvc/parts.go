@@ -96,8 +96,12 @@ func (a *assembler) add(m *nats.Msg) (bool, error) {
 	return a.got == n, nil
 }
 
-// bytes returns the reassembled payload.
+// bytes returns the reassembled payload: a reply of one part is that
+// part's payload, not a copy.
 func (a *assembler) bytes() []byte {
+	if len(a.parts) == 1 {
+		return a.parts[0]
+	}
 	out := make([]byte, 0, a.size)
 	for _, p := range a.parts {
 		out = append(out, p...)

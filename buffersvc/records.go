@@ -22,24 +22,6 @@ const (
 	ReplyFormatRecords = "records/1"
 )
 
-// joinRecords writes the length-prefixed records into one buffer.
-func joinRecords(entries []Entry) ([]byte, error) {
-	size := 0
-	for _, e := range entries {
-		size += 4 + len(e.Data)
-	}
-	if size > maxReplyBytes {
-		return nil, fmt.Errorf("%w: %d records of %d bytes exceed a reply's %d bytes (ask for fewer)",
-			ErrBadRequest, len(entries), size, maxReplyBytes)
-	}
-	out := make([]byte, 0, size)
-	for _, e := range entries {
-		out = binary.BigEndian.AppendUint32(out, uint32(len(e.Data)))
-		out = append(out, e.Data...)
-	}
-	return out, nil
-}
-
 // DecodeRecords decodes a "records/1" reply body holding want records.
 // Every error wraps ErrBadReply.
 func DecodeRecords(b []byte, want int) ([]*schemas.Trajectory, error) {

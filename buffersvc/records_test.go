@@ -1,6 +1,7 @@
 package buffersvc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,6 +24,60 @@ func storedEntries(t testing.TB, n int) []Entry {
 		}
 	}
 	return out
+}
+
+// joinRecords writes the length-prefixed records into one buffer: the
+// reply body Store.sampleReply writes, from the entries Sample returns.
+func joinRecords(entries []Entry) ([]byte, error) {
+	size := 0
+	for _, e := range entries {
+		size += 4 + len(e.Data)
+	}
+	if size > maxReplyBytes {
+		return nil, fmt.Errorf("%w: %d records of %d bytes exceed a reply's %d bytes (ask for fewer)",
+			ErrBadRequest, len(entries), size, maxReplyBytes)
+	}
+	out := make([]byte, 0, size)
+	for _, e := range entries {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(e.Data)))
+		out = append(out, e.Data...)
+	}
+	return out, nil
+}
+
+// The reply body the store writes is the records Sample returns, joined.
+func TestSampleReplyIsTheJoinedSample(t *testing.T) {
+	s := openTestStore(t, Options{})
+	mustPut(t, s, storedEntries(t, 40)...)
+	for _, req := range []SampleRequest{
+		{Cycle: 1, Count: 16, Seed: 3},
+		{Cycle: 1, Count: 16, Seed: 4, PreferTasks: []string{storedEntries(t, 3)[2].TaskID}},
+		{Cycle: 1, Count: 100, Seed: 5},
+		{Cycle: 2, Count: 4, Seed: 6},
+	} {
+		entries, err := s.Sample("r", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := joinRecords(entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, n, err := s.sampleReply("r", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(entries) || !bytes.Equal(got, want) {
+			t.Errorf("%+v: sampleReply gave %d records (%d bytes), Sample %d (%d bytes joined)", req, n, len(got), len(entries), len(want))
+		}
+	}
+	st, err := s.Stats("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(2 * (16 + 16 + 40)); st.SamplesServed != want {
+		t.Errorf("samples served %d, want %d (both paths count)", st.SamplesServed, want)
+	}
 }
 
 // The records the buffer joins are the ones the client decodes, in order.
@@ -79,4 +134,31 @@ func FuzzDecodeRecords(f *testing.F) {
 			panic(fmt.Sprintf("accepted %d records, %d announced", len(ts), want))
 		}
 	})
+}
+
+// BenchmarkDecodeRecords decodes a sample reply of 16 swapped 32-step
+// records, as Client.Sample does after the reply arrived.
+func BenchmarkDecodeRecords(b *testing.B) {
+	entries := make([]Entry, 16)
+	for i := range entries {
+		r, err := swapper.Relabel(swappertest.Explorer("r", 1, i, 32))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if entries[i], err = EntryOf(r, swappertest.Encode(r)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	data, err := joinRecords(entries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeRecords(data, len(entries)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/reply")
 }

@@ -3,6 +3,8 @@ package buffersvc
 import (
 	"bytes"
 	"container/heap"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -31,13 +33,64 @@ func compareIndexEntries(a, b indexEntry) int {
 // MaxSamplesPerRecord set, a record that reaches the cap leaves the index.
 // It returns ErrBadRequest for an invalid request, ErrClosed after Close.
 func (s *Store) Sample(run string, req SampleRequest) ([]Entry, error) {
-	if err := req.Validate(); err != nil {
+	var out []Entry
+	err := s.sample(run, req, func(metas []meta) error {
+		if len(metas) > 0 {
+			out = make([]Entry, 0, len(metas))
+		}
+		return nil
+	}, func(id string, m meta, data []byte) {
+		out = append(out, Entry{Run: run, Cycle: req.Cycle, ID: id, TaskID: m.TaskID, Reward: m.Reward,
+			Distinct: m.Distinct, Repeats: m.Repeats, Success: m.Success, Data: bytes.Clone(data)})
+	})
+	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// sampleReply is Sample writing the records straight into a reply body
+// of format ReplyFormatRecords, sized once from the records' metas: the
+// record bytes are copied once, from Pebble's block into the reply. It
+// returns the body and the number of records; ErrBadRequest when they
+// would exceed a reply's maxReplyBytes.
+func (s *Store) sampleReply(run string, req SampleRequest) ([]byte, int, error) {
+	var body []byte
+	n := 0
+	err := s.sample(run, req, func(metas []meta) error {
+		size := 0
+		for _, m := range metas {
+			size += 4 + int(m.Size)
+		}
+		if size > maxReplyBytes {
+			return fmt.Errorf("%w: %d records of %d bytes exceed a reply's %d bytes (ask for fewer)",
+				ErrBadRequest, len(metas), size, maxReplyBytes)
+		}
+		body = make([]byte, 0, size)
+		return nil
+	}, func(_ string, _ meta, data []byte) {
+		body = binary.BigEndian.AppendUint32(body, uint32(len(data)))
+		body = append(body, data...)
+		n++
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return body, n, nil
+}
+
+// sample selects the records of a Sample, calls begin with their metas
+// (before any record is read; an error from it ends the sample, nothing
+// counted), then each with every record in order, its bytes valid only
+// during the call, and counts the records as served.
+func (s *Store) sample(run string, req SampleRequest, begin func([]meta) error, each func(id string, m meta, data []byte)) error {
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	sel := newSelector(req.Count, rand.New(rand.NewPCG(uint64(req.Seed), tieSalt)))
 	prefer := make(map[string]bool, len(req.PreferTasks))
@@ -45,12 +98,12 @@ func (s *Store) Sample(run string, req SampleRequest) ([]Entry, error) {
 		prefer[t] = true
 	}
 	if err := s.selectPreferred(sel, run, req.Cycle, prefer); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.selectRest(sel, run, req.Cycle, prefer); err != nil {
-		return nil, err
+		return err
 	}
-	return s.serve(run, req.Cycle, sel.picked)
+	return s.serve(run, req.Cycle, sel.picked, begin, each)
 }
 
 // selectPreferred feeds the records of the preferred tasks to sel in
@@ -104,57 +157,69 @@ func (s *Store) selectRest(sel *selector, run string, cycle int64, prefer map[st
 	return err
 }
 
-// serve loads the picked records and bumps the cycle's served counter; with
-// a cap set, it also counts each record's samples and retires those that
-// reached the cap.
-func (s *Store) serve(run string, cycle int64, picked []indexEntry) ([]Entry, error) {
+// serve reads the picked records' metas, calls begin, hands each record
+// to each and bumps the cycle's served counter; with a cap set, it also
+// counts each record's samples and retires those that reached the cap.
+func (s *Store) serve(run string, cycle int64, picked []indexEntry, begin func([]meta) error, each func(string, meta, []byte)) error {
+	metas := make([]meta, len(picked))
+	for i, p := range picked {
+		m, ok, err := readMeta(s.db, run, cycle, p.id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: index names %s but its meta is missing", ErrInternal, p.id)
+		}
+		metas[i] = m
+	}
+	if err := begin(metas); err != nil {
+		return err
+	}
 	if len(picked) == 0 {
-		return nil, nil
+		return nil
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	out := make([]Entry, 0, len(picked))
-	for _, p := range picked {
-		e, err := s.serveOne(b, run, cycle, p.id)
-		if err != nil {
-			return nil, err
+	key := famPrefix(run, cycle, famRecord)
+	prefix := len(key)
+	for i, p := range picked {
+		key = append(key[:prefix], p.id...) // Get keeps no reference to the key
+		if err := s.serveOne(b, run, cycle, p.id, metas[i], key, each); err != nil {
+			return err
 		}
-		out = append(out, e)
 	}
 	c, err := readCounters(s.db, run, cycle)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	c.Served += int64(len(out))
+	c.Served += int64(len(picked))
 	if err := b.Set(statsKey(run, cycle), c.encode(), nil); err != nil {
-		return nil, fmt.Errorf("buffersvc: write counters: %w", err)
+		return fmt.Errorf("buffersvc: write counters: %w", err)
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
-		return nil, fmt.Errorf("buffersvc: commit sample counts: %w", err)
+		return fmt.Errorf("buffersvc: commit sample counts: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
-// serveOne reads one record and records in b that it was sampled.
-func (s *Store) serveOne(b *pebble.Batch, run string, cycle int64, id string) (Entry, error) {
-	m, ok, err := readMeta(s.db, run, cycle, id)
-	if err != nil {
-		return Entry{}, err
+// serveOne hands the record at key to each, without copying it out of
+// Pebble, and records in b that it was sampled.
+func (s *Store) serveOne(b *pebble.Batch, run string, cycle int64, id string, m meta, key []byte, each func(string, meta, []byte)) error {
+	data, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("%w: index names %s but its record is missing", ErrInternal, id)
 	}
-	data, okData, err := get(s.db, recordKey(run, cycle, id))
 	if err != nil {
-		return Entry{}, err
+		return fmt.Errorf("buffersvc: read: %w", err)
 	}
-	if !ok || !okData {
-		return Entry{}, fmt.Errorf("%w: index names %s but its record is missing", ErrInternal, id)
+	each(id, m, data)
+	if err := closer.Close(); err != nil {
+		return fmt.Errorf("buffersvc: read: %w", err)
 	}
 	if capN := s.opts.MaxSamplesPerRecord; capN > 0 {
-		if err := countSample(b, run, cycle, id, m, capN); err != nil {
-			return Entry{}, err
-		}
+		return countSample(b, run, cycle, id, m, capN)
 	}
-	return Entry{Run: run, Cycle: cycle, ID: id, TaskID: m.TaskID, Reward: m.Reward,
-		Distinct: m.Distinct, Repeats: m.Repeats, Success: m.Success, Data: data}, nil
+	return nil
 }
 
 // countSample records in b that the record was sampled once more and

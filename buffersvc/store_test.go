@@ -168,6 +168,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative cap", Options{MaxSamplesPerRecord: -1}},
 		{"negative memtable", Options{MemTableBytes: -1}},
 		{"huge memtable", Options{MemTableBytes: 4 << 30}},
+		{"negative block cache", Options{BlockCacheBytes: -1}},
+		{"tiny block cache", Options{BlockCacheBytes: 1<<20 - 1}},
+		{"huge block cache", Options{BlockCacheBytes: 64<<30 + 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,6 +178,19 @@ func TestOptionsValidate(t *testing.T) {
 				t.Errorf("Open error = %v, want ErrInvalidConfig", err)
 			}
 		})
+	}
+}
+
+func TestOptionsBlockCacheBounds(t *testing.T) {
+	for _, size := range []int64{0, 1 << 20, 64 << 30} {
+		if err := (Options{BlockCacheBytes: size}).Validate(); err != nil {
+			t.Errorf("BlockCacheBytes %d: %v, want valid", size, err)
+		}
+	}
+	s := openTestStore(t, Options{BlockCacheBytes: 1 << 20})
+	mustPut(t, s, entry(0, "a", "t", 1, 1, 0))
+	if data, ok, err := s.Record("r", 0, "a"); err != nil || !ok || string(data) != "record a" {
+		t.Errorf("Record with a 1 MiB cache = %q, %v, %v", data, ok, err)
 	}
 }
 

@@ -25,8 +25,20 @@ import (
 //   - *ValidationError (ErrInvalid): the rows are a trajectory that Validate
 //     rejects, or a trajectory column differs between rows.
 func DecodeTrajectory(b []byte) (*Trajectory, error) {
+	return decodeTrajectory(b, true)
+}
+
+// decodeTrajectory is DecodeTrajectory; with direct, the messages that
+// decodeDirect takes are decoded without Arrow's reader (the tests compare
+// both paths).
+func decodeTrajectory(b []byte, direct bool) (*Trajectory, error) {
 	if len(b) > MaxMessageBytes {
 		return nil, &DecodeError{Reason: fmt.Sprintf("message of %d bytes, at most %d", len(b), MaxMessageBytes)}
+	}
+	if direct {
+		if t, ok, err := decodeDirect(b); ok {
+			return t, err
+		}
 	}
 	var t *Trajectory
 	err := readStream(b, func(rec arrow.Record) error {
@@ -110,6 +122,10 @@ type decoder struct {
 	// known reads record batches under trajectorySchema; nil until the
 	// first stream with our schema message, and after an error.
 	known *ipc.Reader
+	// rb and cr are the record batch and the column reader of a direct
+	// decode (decodeDirect).
+	rb recordBatch
+	cr columnReader
 }
 
 var decoders = sync.Pool{New: func() any { return new(decoder) }}

@@ -30,6 +30,12 @@
 // EncodeTrajectory would write for the relabelled trajectory. It refuses
 // (ErrNotPatchable) any message whose columns it cannot locate exactly.
 //
+// DecodeTrajectory reads the messages this package writes straight from
+// their bytes, without building Arrow arrays (about ten allocations per
+// trajectory, all its strings in one); any other stream it hands to
+// Arrow's IPC reader. Both paths decode the same bytes to the same
+// trajectory or the same error (FuzzDecodeDirect).
+//
 // # Validation and errors
 //
 // Trajectory.Validate, the encoders and the decoders apply the same rules

@@ -114,7 +114,7 @@ func fuzzSeeds(t *testing.T) map[string][]byte {
 
 // TestFuzzCorpus keeps the checked-in seed corpora in step with fuzzSeeds.
 func TestFuzzCorpus(t *testing.T) {
-	for _, target := range []string{"FuzzDecodeTrajectory", "FuzzDecodeTrajectoryBatch", "FuzzPatchLabels"} {
+	for _, target := range []string{"FuzzDecodeTrajectory", "FuzzDecodeTrajectoryBatch", "FuzzPatchLabels", "FuzzDecodeDirect"} {
 		dir := filepath.Join("testdata", "fuzz", target)
 		fuzzcorpus.Check(t, dir, fuzzSeeds(t), *update, "schemas")
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
@@ -184,105 +185,114 @@ func (rb *recordBatch) values(col int) (span, error) {
 // package's schema message, one uncompressed record batch whose nodes and
 // buffers have trajectorySchema's layout, and the end-of-stream marker.
 func locateRecordBatch(msg []byte) (*recordBatch, error) {
+	rb := &recordBatch{}
+	if err := rb.locate(msg); err != nil {
+		return nil, err
+	}
+	return rb, nil
+}
+
+// locate is locateRecordBatch into rb, reusing its slices.
+func (rb *recordBatch) locate(msg []byte) error {
 	if len(msg) < len(schemaMessage) || string(msg[:len(schemaMessage)]) != string(schemaMessage) {
-		return nil, errors.New("not this package's schema message")
+		return errors.New("not this package's schema message")
 	}
 	rest := msg[len(schemaMessage):]
 	if len(rest) < 8 || binary.LittleEndian.Uint32(rest) != continuationMarker {
-		return nil, errors.New("no record batch message after the schema")
+		return errors.New("no record batch message after the schema")
 	}
 	metaLen := int64(int32(binary.LittleEndian.Uint32(rest[4:])))
 	rest = rest[8:]
 	if metaLen <= 0 || metaLen > int64(len(rest)) {
-		return nil, fmt.Errorf("record batch metadata of %d bytes, %d left", metaLen, len(rest))
+		return fmt.Errorf("record batch metadata of %d bytes, %d left", metaLen, len(rest))
 	}
 	meta := flatbuf(rest[:metaLen])
 	rest = rest[metaLen:]
-	rb, bodyLen, err := readRecordBatchMeta(meta)
+	bodyLen, err := rb.readMeta(meta)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if bodyLen < 0 || bodyLen > int64(len(rest)) {
-		return nil, fmt.Errorf("record batch body of %d bytes, %d left", bodyLen, len(rest))
+		return fmt.Errorf("record batch body of %d bytes, %d left", bodyLen, len(rest))
 	}
 	rb.bodyStart, rb.bodyLen = int64(len(msg)-len(rest)), bodyLen
 	if tail := rest[bodyLen:]; string(tail) != string(eosMarker) {
-		return nil, errors.New("the record batch is not followed by the end-of-stream marker and nothing else")
+		return errors.New("the record batch is not followed by the end-of-stream marker and nothing else")
 	}
 	// Buffers in order, each after the one before it, all in the body: no
 	// write to one can change another.
 	var end int64
 	for i, b := range rb.bufs {
 		if b.offset < end || b.length < 0 || b.length > bodyLen || b.offset > bodyLen-b.length {
-			return nil, fmt.Errorf("buffer %d (offset %d, length %d) out of order or out of the %d-byte body", i, b.offset, b.length, bodyLen)
+			return fmt.Errorf("buffer %d (offset %d, length %d) out of order or out of the %d-byte body", i, b.offset, b.length, bodyLen)
 		}
 		end = b.offset + b.length
 	}
-	return rb, nil
+	return nil
 }
 
-// readRecordBatchMeta reads the metadata of a record batch message: its
-// rows, field nodes and buffers, and the body length.
-func readRecordBatchMeta(f flatbuf) (*recordBatch, int64, error) {
+// readMeta reads the metadata of a record batch message into rb: its
+// rows, field nodes and buffers; it returns the body length.
+func (rb *recordBatch) readMeta(f flatbuf) (int64, error) {
 	root, err := f.indirect(0)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	msg, err := f.table(root)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	typ, err := f.uint8Field(msg, slotMessageHeaderType)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	if typ != messageHeaderRecordBatch {
-		return nil, 0, fmt.Errorf("message of type %d, not a record batch", typ)
+		return 0, fmt.Errorf("message of type %d, not a record batch", typ)
 	}
 	bodyLen, err := f.int64Field(msg, slotMessageBodyLength)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	batch, ok, err := f.subTable(msg, slotMessageHeader)
 	if err != nil || !ok {
-		return nil, 0, errors.Join(errFlatbuf, err)
+		return 0, errors.Join(errFlatbuf, err)
 	}
 	if f.field(batch, slotRecordBatchCompression) != 0 {
-		return nil, 0, errors.New("a compressed body")
+		return 0, errors.New("a compressed body")
 	}
 	if _, n, err := f.vector(batch, slotRecordBatchVariadic, 8); err != nil || n != 0 {
-		return nil, 0, errors.Join(errors.New("variadic buffer counts (trajectory columns have none)"), err)
+		return 0, errors.Join(errors.New("variadic buffer counts (trajectory columns have none)"), err)
 	}
 	rows, err := f.int64Field(batch, slotRecordBatchLength)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	if rows < 0 || rows > MaxSteps {
-		return nil, 0, fmt.Errorf("%d rows, at most %d", rows, MaxSteps)
+		return 0, fmt.Errorf("%d rows, at most %d", rows, MaxSteps)
 	}
-	rb := &recordBatch{rows: int(rows)}
+	rb.rows = int(rows)
 	start, n, err := f.vector(batch, slotRecordBatchNodes, fieldNodeBytes)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	if n != numNodes {
-		return nil, 0, fmt.Errorf("%d field nodes, the trajectory schema has %d", n, numNodes)
+		return 0, fmt.Errorf("%d field nodes, the trajectory schema has %d", n, numNodes)
 	}
-	rb.nodes = make([]fieldNode, n)
+	rb.nodes = slices.Grow(rb.nodes[:0], n)[:n]
 	for i := range rb.nodes {
 		p := start + i*fieldNodeBytes
 		rb.nodes[i] = fieldNode{int64(binary.LittleEndian.Uint64(f[p:])), int64(binary.LittleEndian.Uint64(f[p+8:]))}
 	}
 	if start, n, err = f.vector(batch, slotRecordBatchBuffers, bufferBytes); err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	if n != numBuffers {
-		return nil, 0, fmt.Errorf("%d buffers, the trajectory schema has %d", n, numBuffers)
+		return 0, fmt.Errorf("%d buffers, the trajectory schema has %d", n, numBuffers)
 	}
-	rb.bufs = make([]bodyBuffer, n)
+	rb.bufs = slices.Grow(rb.bufs[:0], n)[:n]
 	for i := range rb.bufs {
 		p := start + i*bufferBytes
 		rb.bufs[i] = bodyBuffer{int64(binary.LittleEndian.Uint64(f[p:])), int64(binary.LittleEndian.Uint64(f[p+8:]))}
 	}
-	return rb, bodyLen, nil
+	return bodyLen, nil
 }

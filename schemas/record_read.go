@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"time"
 	"unsafe"
@@ -14,14 +15,31 @@ import (
 // validated Trajectory that shares no memory with the record.
 func recordToTrajectory(rec arrow.Record) (*Trajectory, error) {
 	n := int(rec.NumRows())
+	if err := checkRows(n); err != nil {
+		return nil, err
+	}
+	r := &columnReader{n: n}
+	for c := range numColumns {
+		r.cols[c].fromArrow(rec.Column(c).Data(), &r.kids[c])
+	}
+	return r.trajectory()
+}
+
+// checkRows checks a record batch's number of rows, a trajectory's steps.
+func checkRows(n int) error {
 	switch {
 	case n == 0:
-		return nil, &ValidationError{Field: "steps", Reason: "record batch has no rows (a trajectory has at least one step)"}
+		return &ValidationError{Field: "steps", Reason: "record batch has no rows (a trajectory has at least one step)"}
 	case n > MaxSteps:
-		return nil, &ValidationError{Field: "steps", Reason: fmt.Sprintf("%d rows, at most %d", n, MaxSteps)}
+		return &ValidationError{Field: "steps", Reason: fmt.Sprintf("%d rows, at most %d", n, MaxSteps)}
 	}
-	r := &columnReader{rec: rec, n: n}
+	return nil
+}
+
+// trajectory reads and validates the trajectory of the loaded columns.
+func (r *columnReader) trajectory() (*Trajectory, error) {
 	t := &Trajectory{}
+	r.text = make([]byte, 0, r.textBound())
 	r.checkShape()
 	r.readHeader(t)
 	t.Steps = r.readSteps()
@@ -34,13 +52,55 @@ func recordToTrajectory(rec arrow.Record) (*Trajectory, error) {
 	return t, nil
 }
 
+// colData is what the column reader sees of one array: its length, null
+// count, offset, buffers (validity; offsets or values; string bytes — nil
+// where absent) and, for a list, its child. It is filled either from an
+// Arrow array (fromArrow) or straight from the message body
+// (loadRecordBatch), the same way in both cases.
+type colData struct {
+	length, offset, nulls int
+	// lazy, when set, gives the null count (Arrow counts an unknown one
+	// from the validity bitmap on first use).
+	lazy arrow.ArrayData
+	bufs [3][]byte
+	// children is the number of child arrays; child is the first.
+	children int
+	child    *colData
+}
+
+func (d *colData) nullN() int {
+	if d.lazy != nil {
+		return d.lazy.NullN()
+	}
+	return d.nulls
+}
+
+// fromArrow describes the Arrow array a, using kid for its child.
+func (d *colData) fromArrow(a arrow.ArrayData, kid *colData) {
+	*d = colData{length: a.Len(), offset: a.Offset(), lazy: a, children: len(a.Children())}
+	for i, b := range a.Buffers() {
+		if i < len(d.bufs) && b != nil {
+			d.bufs[i] = b.Bytes()
+		}
+	}
+	if d.children > 0 {
+		kid.fromArrow(a.Children()[0], nil)
+		d.child = kid
+	}
+}
+
 // columnReader reads the columns of one record batch, checking every buffer
 // before it is indexed. The first problem is kept in err and turns every
 // later read into a no-op returning a zero value.
 type columnReader struct {
-	rec arrow.Record
 	n   int
 	err error
+	// text holds the bytes of the trajectory's strings, each a string
+	// over its part (see str).
+	text []byte
+	cols [numColumns]colData
+	// kids holds the list columns' children.
+	kids [numColumns]colData
 }
 
 func (r *columnReader) fail(c int, format string, args ...any) {
@@ -60,11 +120,11 @@ func (r *columnReader) differs(c, row int) {
 // except created_at, which is null on every row or on none.
 func (r *columnReader) checkShape() {
 	for c := range numColumns {
-		col := r.rec.Column(c)
-		nulls := col.NullN()
+		col := &r.cols[c]
+		nulls := col.nullN()
 		switch {
-		case col.Len() != r.n:
-			r.fail(c, "%d values in a batch of %d rows", col.Len(), r.n)
+		case col.length != r.n:
+			r.fail(c, "%d values in a batch of %d rows", col.length, r.n)
 		case c == colCreatedAt && nulls != 0 && nulls != r.n:
 			r.fail(c, "null on %d of %d rows (null on every row or on none)", nulls, r.n)
 		case c != colCreatedAt && nulls != 0:
@@ -136,20 +196,11 @@ func (r *columnReader) checkStepNumbers() {
 	}
 }
 
-// buffer returns buffer i of d, or nil if it is missing.
-func buffer(d arrow.ArrayData, i int) []byte {
-	bufs := d.Buffers()
-	if i >= len(bufs) || bufs[i] == nil {
-		return nil
-	}
-	return bufs[i].Bytes()
-}
-
 // rawFixed returns the values buffer of a fixed-width array as bytes, after
 // checking it holds all the array's values.
-func (r *columnReader) rawFixed(c int, d arrow.ArrayData, size int) []byte {
-	buf := buffer(d, 1)
-	begin, end := d.Offset()*size, (d.Offset()+d.Len())*size
+func (r *columnReader) rawFixed(c int, d *colData, size int) []byte {
+	buf := d.bufs[1]
+	begin, end := d.offset*size, (d.offset+d.length)*size
 	if len(buf) < end {
 		r.fail(c, "values buffer of %d bytes, want %d", len(buf), end)
 		return nil
@@ -159,11 +210,11 @@ func (r *columnReader) rawFixed(c int, d arrow.ArrayData, size int) []byte {
 
 // fixedValues returns column c's values (aliasing the record's buffer).
 func fixedValues[T arrow.FixedWidthType](r *columnReader, c int) []T {
-	return fixedArrayValues[T](r, c, r.rec.Column(c).Data())
+	return fixedArrayValues[T](r, c, &r.cols[c])
 }
 
 // fixedArrayValues returns the values of fixed-width array d of column c.
-func fixedArrayValues[T arrow.FixedWidthType](r *columnReader, c int, d arrow.ArrayData) []T {
+func fixedArrayValues[T arrow.FixedWidthType](r *columnReader, c int, d *colData) []T {
 	if r.err != nil {
 		return nil
 	}
@@ -183,7 +234,7 @@ func constFixed[T arrow.FixedWidthType](r *columnReader, c int) T {
 		return zero
 	}
 	size := int(unsafe.Sizeof(zero))
-	raw := r.rawFixed(c, r.rec.Column(c).Data(), size)
+	raw := r.rawFixed(c, &r.cols[c], size)
 	if r.err != nil {
 		return zero
 	}
@@ -201,15 +252,15 @@ func (r *columnReader) constBool(c int) bool {
 	if r.err != nil {
 		return false
 	}
-	d := r.rec.Column(c).Data()
-	bits := buffer(d, 1)
-	if need := int(bitutil.BytesForBits(int64(d.Offset() + r.n))); len(bits) < need {
+	d := &r.cols[c]
+	bits := d.bufs[1]
+	if need := int(bitutil.BytesForBits(int64(d.offset + r.n))); len(bits) < need {
 		r.fail(c, "bitmap of %d bytes, want %d", len(bits), need)
 		return false
 	}
-	first := bitutil.BitIsSet(bits, d.Offset())
+	first := bitutil.BitIsSet(bits, d.offset)
 	for i := 1; i < r.n; i++ {
-		if bitutil.BitIsSet(bits, d.Offset()+i) != first {
+		if bitutil.BitIsSet(bits, d.offset+i) != first {
 			r.differs(c, i)
 			return false
 		}
@@ -219,7 +270,7 @@ func (r *columnReader) constBool(c int) bool {
 
 // createdAt reads the created_at column: all nulls is the zero time.
 func (r *columnReader) createdAt() time.Time {
-	if r.err != nil || r.rec.Column(colCreatedAt).NullN() == r.n {
+	if r.err != nil || r.cols[colCreatedAt].nullN() == r.n {
 		return time.Time{}
 	}
 	return time.Unix(0, int64(constFixed[arrow.Timestamp](r, colCreatedAt))).UTC()
@@ -227,19 +278,19 @@ func (r *columnReader) createdAt() time.Time {
 
 // offsets returns the n+1 offsets of the string or list array d of column c,
 // checked to be non-decreasing from ≥ 0 up to at most limit.
-func (r *columnReader) offsets(c int, d arrow.ArrayData, limit int) []int32 {
+func (r *columnReader) offsets(c int, d *colData, limit int) []int32 {
 	if r.err != nil {
 		return nil
 	}
-	if d.Len() == 0 {
+	if d.length == 0 {
 		return []int32{0}
 	}
-	buf := buffer(d, 1)
-	if need := (d.Offset() + d.Len() + 1) * 4; len(buf) < need {
+	buf := d.bufs[1]
+	if need := (d.offset + d.length + 1) * 4; len(buf) < need {
 		r.fail(c, "offsets buffer of %d bytes, want %d", len(buf), need)
 		return nil
 	}
-	offs := arrow.GetData[int32](buf)[d.Offset() : d.Offset()+d.Len()+1]
+	offs := arrow.GetData[int32](buf)[d.offset : d.offset+d.length+1]
 	if offs[0] < 0 {
 		r.fail(c, "negative offset %d", offs[0])
 		return nil
@@ -259,8 +310,8 @@ func (r *columnReader) offsets(c int, d arrow.ArrayData, limit int) []int32 {
 
 // constString returns the value of string column c, equal on every row.
 func (r *columnReader) constString(c int) string {
-	d := r.rec.Column(c).Data()
-	data := buffer(d, 2)
+	d := &r.cols[c]
+	data := d.bufs[2]
 	offs := r.offsets(c, d, len(data))
 	if r.err != nil {
 		return ""
@@ -272,19 +323,63 @@ func (r *columnReader) constString(c int) string {
 			return ""
 		}
 	}
-	return string(first)
+	return r.str(first)
 }
 
-// stringValues copies the strings of array d (of column c) into one new
-// allocation and returns them as substrings of it.
-func (r *columnReader) stringValues(c int, d arrow.ArrayData) []string {
-	data := buffer(d, 2)
+// str returns a string of b's bytes: in one allocation for all strings
+// of the trajectory, r.text, as long as it has room. The bytes of text
+// are never written again once a string covers them (appending writes
+// only past its length, and text is not reused), so the strings are
+// immutable as strings must be.
+func (r *columnReader) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(r.text)+len(b) > cap(r.text) {
+		return string(b)
+	}
+	start := len(r.text)
+	r.text = append(r.text, b...)
+	return unsafe.String(&r.text[start], len(b))
+}
+
+// textBound estimates the bytes of the trajectory's strings: the first
+// value of each trajectory column, every value of the step columns. It
+// reads only what it can bounds-check; str copies whatever does not fit.
+func (r *columnReader) textBound() int {
+	n := 0
+	for c := range numColumns {
+		if trajectorySchema.Field(c).Type.ID() != arrow.STRING {
+			continue
+		}
+		d := &r.cols[c]
+		if c == colObservation || c == colAction {
+			n += len(d.bufs[2])
+			continue
+		}
+		if offs := d.bufs[1]; d.offset == 0 && len(offs) >= 8 {
+			lo, hi := int32(binary.LittleEndian.Uint32(offs)), int32(binary.LittleEndian.Uint32(offs[4:]))
+			if 0 <= lo && lo <= hi && int(hi) <= len(d.bufs[2]) {
+				n += int(hi - lo)
+			}
+		}
+	}
+	if kid := r.cols[colAdmissible].child; kid != nil {
+		n += len(kid.bufs[2])
+	}
+	return min(n, MaxMessageBytes)
+}
+
+// stringValues copies the strings of array d (of column c) into the
+// trajectory's text and returns them as substrings of it.
+func (r *columnReader) stringValues(c int, d *colData) []string {
+	data := d.bufs[2]
 	offs := r.offsets(c, d, len(data))
 	if r.err != nil {
 		return nil
 	}
 	base := offs[0]
-	all := string(data[base:offs[len(offs)-1]])
+	all := r.str(data[base:offs[len(offs)-1]])
 	out := make([]string, len(offs)-1)
 	for i := range out {
 		out[i] = all[offs[i]-base : offs[i+1]-base]
@@ -294,21 +389,21 @@ func (r *columnReader) stringValues(c int, d arrow.ArrayData) []string {
 
 // strings returns the values of string column c.
 func (r *columnReader) strings(c int) []string {
-	return r.stringValues(c, r.rec.Column(c).Data())
+	return r.stringValues(c, &r.cols[c])
 }
 
 // listBounds returns the list offsets and the child data of list column c.
-func (r *columnReader) listBounds(c int) ([]int32, arrow.ArrayData) {
-	d := r.rec.Column(c).Data()
-	if len(d.Children()) != 1 {
-		r.fail(c, "%d child arrays, want 1", len(d.Children()))
+func (r *columnReader) listBounds(c int) ([]int32, *colData) {
+	d := &r.cols[c]
+	if d.children != 1 {
+		r.fail(c, "%d child arrays, want 1", d.children)
 		return nil, nil
 	}
-	child := d.Children()[0]
-	if child.NullN() != 0 {
-		r.fail(c, "%d null list items", child.NullN())
+	child := d.child
+	if child.nullN() != 0 {
+		r.fail(c, "%d null list items", child.nullN())
 	}
-	return r.offsets(c, d, child.Len()), child
+	return r.offsets(c, d, child.length), child
 }
 
 // admissible returns each row's admissible actions (nil for none).
