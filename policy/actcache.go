@@ -20,6 +20,7 @@ type actionCache struct {
 	spareXa  []float64  // for an id list whose hash another list holds
 	spareLns []float64
 	tailW    []float64 // the generation's tail weights (see tailWeights)
+	lin      []float64 // the generation's linear action weights, lin[r] = params[lay.lin(r)]
 }
 
 // use readies the cache for p's current parameters, dropping the entries
@@ -32,6 +33,10 @@ func (c *actionCache) use(p *Policy) {
 	c.gen = *p.gen
 	c.tailW = grow(c.tailW, (p.lay.ina%4)*p.lay.h)
 	p.lay.tailWeights(p.params, c.tailW)
+	c.lin = grow(c.lin, p.lay.buckets)
+	for r := range c.lin {
+		c.lin[r] = p.params[r*p.lay.row+p.lay.d]
+	}
 }
 
 func (c *actionCache) reset() {
