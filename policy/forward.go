@@ -134,7 +134,7 @@ func (p *Policy) hiddenRows(f *Features, ps *Pass) {
 	for a := range f.NumActions() {
 		xa, lanes := ps.cache.lookup(p, f.embedded(a), f.embKey(a))
 		p.input(f, ps, a, xa)
-		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h], ps.cache.tailW)
+		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h], ps.cache.tailW, ps.cache.wT)
 	}
 }
 

@@ -54,7 +54,7 @@ func TestHiddenRowsMatchGemm(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 16, 17, 26, 27, 30} {
-		for _, h := range []int{1, 3, 32, 65} {
+		for _, h := range []int{1, 3, 16, 32, 48, 65} {
 			t.Run(fmt.Sprintf("D%d/H%d", d, h), func(t *testing.T) {
 				p := newTestPolicy(t, Config{Buckets: 256, EmbedDim: d, Hidden: h, Seed: int64(d*100 + h)})
 				for i := p.lay.sparse; i < p.lay.total; i++ {

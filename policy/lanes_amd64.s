@@ -505,3 +505,173 @@ estore:
 edone:
 	VZEROUPPER
 	RET
+
+// The transposed kernels (AVX-512): a register holds one lane of eight
+// units, so an element of z is broadcast once and meets the weights of
+// eight units in one multiply, and the lanes combine without shuffles.
+// Lanes are laid out lane-major, lanes[k*units+j], and the weights
+// element-major, wt[i*units+j] = W1a[j][i] (see transposedWeights); units
+// is a multiple of 16: two registers per lane, eight running sums.
+
+// T4 adds the four elements at (R15) to the lanes of sixteen units, each
+// against its row of weights (AX, rows R8 bytes apart).
+#define T4 \
+	VBROADCASTSD (R15), Z8 \
+	VMULPD       (AX), Z8, Z9 \
+	VMULPD       64(AX), Z8, Z10 \
+	VADDPD       Z9, Z0, Z0 \
+	VADDPD       Z10, Z4, Z4 \
+	ADDQ         R8, AX \
+	VBROADCASTSD 8(R15), Z8 \
+	VMULPD       (AX), Z8, Z9 \
+	VMULPD       64(AX), Z8, Z10 \
+	VADDPD       Z9, Z1, Z1 \
+	VADDPD       Z10, Z5, Z5 \
+	ADDQ         R8, AX \
+	VBROADCASTSD 16(R15), Z8 \
+	VMULPD       (AX), Z8, Z9 \
+	VMULPD       64(AX), Z8, Z10 \
+	VADDPD       Z9, Z2, Z2 \
+	VADDPD       Z10, Z6, Z6 \
+	ADDQ         R8, AX \
+	VBROADCASTSD 24(R15), Z8 \
+	VMULPD       (AX), Z8, Z9 \
+	VMULPD       64(AX), Z8, Z10 \
+	VADDPD       Z9, Z3, Z3 \
+	VADDPD       Z10, Z7, Z7 \
+	ADDQ         R8, AX
+
+// LOADLANES loads the lanes of units j..j+15 (BX = &lanes[0][j]) into
+// Z0..Z3 (units j..j+7) and Z4..Z7 (units j+8..j+15).
+#define LOADLANES \
+	VMOVUPD (BX), Z0 \
+	VMOVUPD 64(BX), Z4 \
+	ADDQ    R8, BX \
+	VMOVUPD (BX), Z1 \
+	VMOVUPD 64(BX), Z5 \
+	ADDQ    R8, BX \
+	VMOVUPD (BX), Z2 \
+	VMOVUPD 64(BX), Z6 \
+	ADDQ    R8, BX \
+	VMOVUPD (BX), Z3 \
+	VMOVUPD 64(BX), Z7
+
+// func lanesT512(lanes, x, wt *float64, n, units int)
+//
+// For every unit j: lane k of j += x[4b+k] * wt[(4b+k)*units+j] for
+// b = 0, 1, ... in order (n a multiple of 4).
+TEXT ·lanesT512(SB), NOSPLIT, $0-40
+	MOVQ lanes+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ wt+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ units+32(FP), R8
+	SHLQ $3, R8 // bytes of a row of lanes or weights
+	XORQ R13, R13 // byte offset of the units in hand
+
+lgroup:
+	CMPQ R13, R8
+	JGE  ldone
+	LEAQ (DI)(R13*1), BX
+	LOADLANES
+	LEAQ (DX)(R13*1), AX
+	MOVQ SI, R15
+	MOVQ CX, R14
+	TESTQ R14, R14
+	JE   lstore
+
+lblock:
+	T4
+	ADDQ $32, R15
+	SUBQ $4, R14
+	JNZ  lblock
+
+lstore:
+	LEAQ    (DI)(R13*1), BX
+	VMOVUPD Z0, (BX)
+	VMOVUPD Z4, 64(BX)
+	ADDQ    R8, BX
+	VMOVUPD Z1, (BX)
+	VMOVUPD Z5, 64(BX)
+	ADDQ    R8, BX
+	VMOVUPD Z2, (BX)
+	VMOVUPD Z6, 64(BX)
+	ADDQ    R8, BX
+	VMOVUPD Z3, (BX)
+	VMOVUPD Z7, 64(BX)
+	ADDQ    $128, R13
+	JMP     lgroup
+
+ldone:
+	VZEROUPPER
+	RET
+
+// func hiddenT512(h, hs, lanes, x, tail, wt *float64, n, nt, units int)
+//
+// hiddenAVX's sums in the transposed layout: for every unit j, starting
+// from its lanes, add x[4b+k] * wt[(4b+k)*units+j] to lane k (n a
+// multiple of 4), then tail[t] * wt[(n+t)*units+j] to lane 0 for t < nt,
+// and write h[j] = hs[j] + ((s0+s2) + (s1+s3)).
+TEXT ·hiddenT512(SB), NOSPLIT, $0-72
+	MOVQ h+0(FP), DI
+	MOVQ hs+8(FP), R10
+	MOVQ lanes+16(FP), R11
+	MOVQ x+24(FP), SI
+	MOVQ tail+32(FP), R12
+	MOVQ wt+40(FP), DX
+	MOVQ n+48(FP), CX
+	MOVQ units+64(FP), R8
+	SHLQ $3, R8 // bytes of a row of lanes or weights
+	XORQ R13, R13 // byte offset of the units in hand
+
+tgroup:
+	CMPQ R13, R8
+	JGE  tdone
+	LEAQ (R11)(R13*1), BX
+	LOADLANES
+	LEAQ (DX)(R13*1), AX
+	MOVQ SI, R15
+	MOVQ CX, R14
+	TESTQ R14, R14
+	JE   ttail
+
+tblock:
+	T4
+	ADDQ $32, R15
+	SUBQ $4, R14
+	JNZ  tblock
+
+ttail:
+	MOVQ  R12, R15
+	MOVQ  nt+56(FP), R14
+	TESTQ R14, R14
+	JE    tcombine
+
+ttailloop:
+	VBROADCASTSD (R15), Z8
+	VMULPD       (AX), Z8, Z9
+	VMULPD       64(AX), Z8, Z10
+	VADDPD       Z9, Z0, Z0 // s0 += tail·w
+	VADDPD       Z10, Z4, Z4
+	ADDQ         R8, AX
+	ADDQ         $8, R15
+	DECQ         R14
+	JNZ          ttailloop
+
+tcombine:
+	VADDPD  Z2, Z0, Z0 // s0+s2
+	VADDPD  Z3, Z1, Z1 // s1+s3
+	VADDPD  Z1, Z0, Z0
+	VADDPD  (R10)(R13*1), Z0, Z0 // hs[j] + dot
+	VMOVUPD Z0, (DI)(R13*1)
+	VADDPD  Z6, Z4, Z4
+	VADDPD  Z7, Z5, Z5
+	VADDPD  Z5, Z4, Z4
+	VADDPD  64(R10)(R13*1), Z4, Z4
+	VMOVUPD Z4, 64(DI)(R13*1)
+	ADDQ    $128, R13
+	JMP     tgroup
+
+tdone:
+	VZEROUPPER
+	RET
