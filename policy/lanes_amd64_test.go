@@ -10,7 +10,8 @@ import (
 )
 
 // TestWithoutVectorKernels reruns the golden and kernel tests with the
-// vector kernels off, as on a CPU without AVX2.
+// vector kernels off, as on a CPU without AVX2, then with only the AVX-512
+// ones off.
 func TestWithoutVectorKernels(t *testing.T) {
 	avx, avx512, loops, vtanh := hasAVX, hasAVX512, vecLoops, hasVectorTanh
 	defer func() { hasAVX, hasAVX512, vecLoops, hasVectorTanh = avx, avx512, loops, vtanh }()
@@ -19,6 +20,10 @@ func TestWithoutVectorKernels(t *testing.T) {
 	t.Run("hidden", TestHiddenRowsMatchGemm)
 	t.Run("addRows", TestAddRowsMatchesGemm)
 	t.Run("tanh", TestTanhAllIsMathTanh)
+	hasAVX, vecLoops, hasVectorTanh = avx, loops, vtanh
+	t.Run("AVX2/golden", TestGoldenRollouts) // the AVX-512 kernels off, the others on
+	t.Run("AVX2/hidden", TestHiddenRowsMatchGemm)
+	t.Run("AVX2/tanh", TestTanhAllIsMathTanh)
 }
 
 // TestTransposedKernelsMatchGo checks the AVX-512 kernels bit for bit
