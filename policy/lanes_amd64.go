@@ -73,12 +73,19 @@ func addRows(y []float64, ys int, coef []float64, cs, ci int, x []float64, xs, r
 	}
 	// bounds for the assembly
 	_, _, _ = y[(rows-1)*ys+n-1], coef[(rows-1)*cs+(terms-1)*ci], x[(terms-1)*xs+n-1]
+	if hasAVX512 {
+		addRows512(&y[0], ys, &coef[0], cs, ci, &x[0], xs, rows, terms, n)
+		return
+	}
 	if hasAVX {
 		addRowsAVX(&y[0], ys, &coef[0], cs, ci, &x[0], xs, rows, terms, n)
 		return
 	}
 	addRowsGo(y, ys, coef, cs, ci, x, xs, rows, terms, n)
 }
+
+//go:noescape
+func addRows512(y *float64, ys int, coef *float64, cs, ci int, x *float64, xs, rows, terms, n int)
 
 //go:noescape
 func backHeadAVX(gw2, gb1, w2, h, dpre, ds *float64, nA, units int)

@@ -675,3 +675,134 @@ tcombine:
 tdone:
 	VZEROUPPER
 	RET
+
+// ZTERMS(label, use, next, OPS) runs OPS for every term s < terms whose
+// coefficient (CX, then every R11 bytes) is not zero, with the coefficient
+// broadcast in Z0 and DX at the term's stretch of x (then every R12 bytes).
+#define ZTERMS(label, use, next, OPS) \
+	MOVQ R9, CX \
+	LEAQ (SI)(AX*1), DX \
+	MOVQ R14, BX \
+label: \
+	VMOVSD   (CX), X0 \
+	VUCOMISD X7, X0 \
+	JNE      use \
+	JPS      use \
+	JMP      next \
+use: \
+	VBROADCASTSD (CX), Z0 \
+	OPS \
+next: \
+	ADDQ R11, CX \
+	ADDQ R12, DX \
+	DECQ BX \
+	JNZ  label
+
+#define Z32OPS \
+	VMULPD 0(DX), Z0, Z1 \
+	VADDPD Z1, Z2, Z2 \
+	VMULPD 64(DX), Z0, Z1 \
+	VADDPD Z1, Z3, Z3 \
+	VMULPD 128(DX), Z0, Z1 \
+	VADDPD Z1, Z4, Z4 \
+	VMULPD 192(DX), Z0, Z1 \
+	VADDPD Z1, Z5, Z5
+
+#define Z16OPS \
+	VMULPD 0(DX), Z0, Z1 \
+	VADDPD Z1, Z2, Z2 \
+	VMULPD 64(DX), Z0, Z1 \
+	VADDPD Z1, Z3, Z3
+
+#define ZMASKOPS \
+	VMOVUPD.Z 0(DX), K1, Z1 \
+	VMULPD    Z1, Z0, Z1 \
+	VADDPD    Z1, Z2, Z2 \
+	VMOVUPD.Z 64(DX), K2, Z1 \
+	VMULPD    Z1, Z0, Z1 \
+	VADDPD    Z1, Z3, Z3
+
+// func addRows512(y *float64, ys int, coef *float64, cs, ci int, x *float64, xs, rows, terms, n int)
+//
+// addRowsAVX with AVX-512: a stretch of 32, then 16 elements of a row of
+// y stays in four or two registers while every term is added to it, and
+// the last 1–15 elements go through masked loads and stores; each
+// element still takes its terms in order, a multiply then an add.
+TEXT ·addRows512(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ys+8(FP), R8
+	MOVQ coef+16(FP), R9
+	MOVQ cs+24(FP), R10
+	MOVQ ci+32(FP), R11
+	MOVQ x+40(FP), SI
+	MOVQ xs+48(FP), R12
+	MOVQ terms+64(FP), R14
+	MOVQ n+72(FP), R15
+	SHLQ $3, R8  // bytes between rows of y
+	SHLQ $3, R10 // bytes between coefficient rows
+	SHLQ $3, R11 // bytes between coefficients of a row
+	SHLQ $3, R12 // bytes between rows of x
+	SHLQ $3, R15 // bytes of a row
+	CMPQ rows+56(FP), $0
+	JE   zadone
+	TESTQ R14, R14
+	JE   zadone
+	VXORPD X7, X7, X7
+	// the masks of the last 1–15 elements of a row: K1 the first 8, K2 the rest
+	MOVQ  n+72(FP), CX
+	ANDQ  $15, CX
+	MOVQ  $1, BX
+	SHLQ  CX, BX
+	DECQ  BX
+	KMOVW BX, K1
+	SHRQ  $8, BX
+	KMOVW BX, K2
+
+zarow:
+	XORQ AX, AX // byte offset of the stretch in the row
+
+za32:
+	LEAQ 256(AX), R13
+	CMPQ R13, R15
+	JGT  za16
+	VMOVUPD 0(DI)(AX*1), Z2
+	VMOVUPD 64(DI)(AX*1), Z3
+	VMOVUPD 128(DI)(AX*1), Z4
+	VMOVUPD 192(DI)(AX*1), Z5
+	ZTERMS(za32term, za32use, za32next, Z32OPS)
+	VMOVUPD Z2, 0(DI)(AX*1)
+	VMOVUPD Z3, 64(DI)(AX*1)
+	VMOVUPD Z4, 128(DI)(AX*1)
+	VMOVUPD Z5, 192(DI)(AX*1)
+	ADDQ $256, AX
+	JMP  za32
+
+za16:
+	LEAQ 128(AX), R13
+	CMPQ R13, R15
+	JGT  zamask
+	VMOVUPD 0(DI)(AX*1), Z2
+	VMOVUPD 64(DI)(AX*1), Z3
+	ZTERMS(za16term, za16use, za16next, Z16OPS)
+	VMOVUPD Z2, 0(DI)(AX*1)
+	VMOVUPD Z3, 64(DI)(AX*1)
+	ADDQ $128, AX
+
+zamask:
+	CMPQ AX, R15
+	JEQ  zarownext
+	VMOVUPD.Z 0(DI)(AX*1), K1, Z2
+	VMOVUPD.Z 64(DI)(AX*1), K2, Z3
+	ZTERMS(zamterm, zamuse, zamnext, ZMASKOPS)
+	VMOVUPD Z2, K1, 0(DI)(AX*1)
+	VMOVUPD Z3, K2, 64(DI)(AX*1)
+
+zarownext:
+	ADDQ R10, R9
+	ADDQ R8, DI
+	DECQ rows+56(FP)
+	JNZ  zarow
+
+zadone:
+	VZEROUPPER
+	RET

@@ -24,6 +24,7 @@ func TestWithoutVectorKernels(t *testing.T) {
 	t.Run("AVX2/golden", TestGoldenRollouts) // the AVX-512 kernels off, the others on
 	t.Run("AVX2/hidden", TestHiddenRowsMatchGemm)
 	t.Run("AVX2/tanh", TestTanhAllIsMathTanh)
+	t.Run("AVX2/addRows", TestAddRowsMatchesGemm)
 }
 
 // TestTransposedKernelsMatchGo checks the AVX-512 kernels bit for bit
