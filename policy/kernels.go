@@ -210,3 +210,13 @@ func embedSumGo(x, params []float64, ids []int32, stride int) {
 		}
 	}
 }
+
+// scatterAddGo is scatterAdd without vector instructions.
+func scatterAddGo(g, t []float64, ids []int32, stride int) {
+	for _, id := range ids {
+		e := g[int(id)*stride : int(id)*stride+len(t)]
+		for i, v := range t {
+			e[i] += v
+		}
+	}
+}

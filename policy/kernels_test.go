@@ -230,3 +230,34 @@ func sameOrNaN(t *testing.T, what string, got, want []float64) {
 		}
 	}
 }
+
+// TestScatterAddMatchesLoop checks scatterAdd bit for bit against its
+// loop, with repeated ids (a row takes each of its additions in order).
+func TestScatterAddMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{1, 4, 16, 20} {
+		stride := d + 2
+		g := make([]float64, 50*stride)
+		for i := range g {
+			g[i] = rng.NormFloat64()
+		}
+		want := append([]float64(nil), g...)
+		for range 20 {
+			ids := make([]int32, rng.IntN(12))
+			for i := range ids {
+				ids[i] = int32(rng.IntN(8)) // repeats
+			}
+			v := make([]float64, d)
+			for i := range v {
+				v[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(9)-4))
+			}
+			scatterAdd(g, v, ids, stride)
+			scatterAddGo(want, v, ids, stride)
+		}
+		for i := range g {
+			if math.Float64bits(g[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("d %d: element %d: %v, loop %v", d, i, g[i], want[i])
+			}
+		}
+	}
+}

@@ -159,3 +159,16 @@ func hiddenT(h, hs, lanes, x, tail, wt []float64) {
 	}
 	hiddenT512(&h[0], &hs[0], &lanes[0], xp, tp, wp, len(x), len(tail), units)
 }
+
+//go:noescape
+func scatterAddAVX(dst, t *float64, ids *int32, n, stride, d int)
+
+// scatterAdd adds t to g[id*stride:][:len(t)] for every id in order.
+func scatterAdd(g, t []float64, ids []int32, stride int) {
+	if vecLoops && len(t)&3 == 0 && len(t) > 0 && len(ids) > 0 {
+		_, _ = g[int(slices.Max(ids))*stride+len(t)-1], g[int(slices.Min(ids))*stride] // bounds for the assembly
+		scatterAddAVX(&g[0], &t[0], &ids[0], len(ids), stride, len(t))
+		return
+	}
+	scatterAddGo(g, t, ids, stride)
+}

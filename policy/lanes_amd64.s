@@ -806,3 +806,41 @@ zarownext:
 zadone:
 	VZEROUPPER
 	RET
+
+// func scatterAddAVX(dst, t *float64, ids *int32, n, stride, d int)
+//
+// dst[id*stride:][:d] += t[:d] for the n ids in order, element by element
+// (d a multiple of 4): the rows an embedding was summed from take its
+// gradient.
+TEXT ·scatterAddAVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ t+8(FP), SI
+	MOVQ ids+16(FP), DX
+	MOVQ n+24(FP), R8
+	MOVQ stride+32(FP), R9
+	MOVQ d+40(FP), CX
+	SHLQ $3, R9 // bytes between rows
+	SHLQ $3, CX // bytes of t
+	XORQ BX, BX
+
+sid:
+	CMPQ    BX, R8
+	JGE     sdone
+	MOVLQSX (DX)(BX*4), R10
+	IMULQ   R9, R10
+	ADDQ    DI, R10
+	XORQ    AX, AX
+
+sblock:
+	VMOVUPD (R10)(AX*1), Y0
+	VADDPD  (SI)(AX*1), Y0, Y0
+	VMOVUPD Y0, (R10)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     sblock
+	INCQ    BX
+	JMP     sid
+
+sdone:
+	VZEROUPPER
+	RET

@@ -43,3 +43,6 @@ const hasAVX512 = false
 func lanesT(lanes, x, wt []float64, units int) { lanesTGo(lanes, x, wt, units) }
 
 func hiddenT(h, hs, lanes, x, tail, wt []float64) { hiddenTGo(h, hs, lanes, x, tail, wt) }
+
+// scatterAdd adds t to g[id*stride:][:len(t)] for every id in order.
+func scatterAdd(g, t []float64, ids []int32, stride int) { scatterAddGo(g, t, ids, stride) }
