@@ -125,7 +125,7 @@ func TestAddRowsMatchesGemm(t *testing.T) {
 	}
 	for _, m := range []int{1, 2, 5, 27} {
 		for _, k := range []int{1, 3, 32} {
-			for _, n := range []int{1, 3, 4, 7, 16, 32, 43, 50, 64} {
+			for _, n := range []int{1, 3, 4, 7, 16, 32, 40, 43, 47, 50, 64, 75} {
 				a := make([]float64, m*k) // m×k
 				for i := range a {
 					a[i] = coef()

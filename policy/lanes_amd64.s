@@ -714,6 +714,15 @@ next: \
 	VMULPD 64(DX), Z0, Z1 \
 	VADDPD Z1, Z3, Z3
 
+#define Z48OPS \
+	Z32OPS \
+	VMOVUPD.Z 256(DX), K1, Z1 \
+	VMULPD    Z1, Z0, Z1 \
+	VADDPD    Z1, Z6, Z6 \
+	VMOVUPD.Z 320(DX), K2, Z1 \
+	VMULPD    Z1, Z0, Z1 \
+	VADDPD    Z1, Z8, Z8
+
 #define ZMASKOPS \
 	VMOVUPD.Z 0(DX), K1, Z1 \
 	VMULPD    Z1, Z0, Z1 \
@@ -726,7 +735,8 @@ next: \
 //
 // addRowsAVX with AVX-512: a stretch of 32, then 16 elements of a row of
 // y stays in four or two registers while every term is added to it, and
-// the last 1–15 elements go through masked loads and stores; each
+// the last 1–15 elements go through masked loads and stores (a last
+// stretch of 33–47 in one pass, four registers and two masked); each
 // element still takes its terms in order, a multiply then an add.
 TEXT ·addRows512(SB), NOSPLIT, $0-80
 	MOVQ y+0(FP), DI
@@ -762,6 +772,29 @@ zarow:
 	XORQ AX, AX // byte offset of the stretch in the row
 
 za32:
+	// 33–47 elements left: one pass over the terms, four registers and two masked
+	MOVQ R15, R13
+	SUBQ AX, R13
+	CMPQ R13, $256
+	JLE  za32full
+	CMPQ R13, $384
+	JGE  za32full
+	VMOVUPD   0(DI)(AX*1), Z2
+	VMOVUPD   64(DI)(AX*1), Z3
+	VMOVUPD   128(DI)(AX*1), Z4
+	VMOVUPD   192(DI)(AX*1), Z5
+	VMOVUPD.Z 256(DI)(AX*1), K1, Z6
+	VMOVUPD.Z 320(DI)(AX*1), K2, Z8
+	ZTERMS(za48term, za48use, za48next, Z48OPS)
+	VMOVUPD Z2, 0(DI)(AX*1)
+	VMOVUPD Z3, 64(DI)(AX*1)
+	VMOVUPD Z4, 128(DI)(AX*1)
+	VMOVUPD Z5, 192(DI)(AX*1)
+	VMOVUPD Z6, K1, 256(DI)(AX*1)
+	VMOVUPD Z8, K2, 320(DI)(AX*1)
+	JMP     zarownext
+
+za32full:
 	LEAQ 256(AX), R13
 	CMPQ R13, R15
 	JGT  za16
