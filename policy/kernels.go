@@ -9,11 +9,21 @@ package policy
 // returns (s0+s2)+(s1+s3). Computing each lane in that order gives the same
 // bits; four lanes fit one AVX register (laneSums), and since the x_a block
 // of z depends on the action's embedding alone, its lane sums are kept per
-// distinct embedding (actionCache).
+// distinct embedding (actionCache). With AVX-512 (layout.transposed) the
+// same lane sums run transposed: a register holds one lane of eight
+// units, against the weights element-major, and the lanes combine
+// without shuffles; the cache then keeps its lanes lane-major.
+//
+// The scores take four actions at a time, each with its own running sums
+// in its own order, and read the linear weights from a contiguous copy
+// kept with the cache; tanh runs four or eight lanes at a time
+// (tanhAll).
 //
 // The backward pass's products are sums of scaled rows, element by element
-// (addRows), which any loop order over the rows reproduces as long as each
-// element takes its terms in order.
+// (addRows, in YMM or ZMM registers), which any loop order over the rows
+// reproduces as long as each element takes its terms in order; an
+// embedding's gradient is added to each of its rows in id order
+// (scatterAdd).
 //
 // Products are written float64(x*y) so that no compiler may fuse them into
 // an FMA, which the assembly it mirrors does not do.

@@ -85,3 +85,68 @@ func TestTransposedKernelsMatchGo(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKernels compares the AVX2 and AVX-512 kernels on the default
+// shapes (D = 16, H = 32, 28 actions: the alfworld preset's mean
+// admissible count), in one binary so that both see the same machine:
+// the hidden layer of one action from its cached lanes, tanh of a step's
+// hidden units, and the backward pass's two products of a step.
+func BenchmarkKernels(b *testing.B) {
+	if !hasAVX512 {
+		b.Skip("no AVX-512")
+	}
+	p, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &p.lay
+	rng := rand.New(rand.NewPCG(11, 12))
+	fill := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		return v
+	}
+	const nA = 28
+	z, hs, h := fill(l.ina), fill(l.h), make([]float64, l.h)
+	pre := fill(nA * l.h)
+	dpre, zs := fill(nA*l.h), fill(nA*l.ina)
+	gw, dz := make([]float64, l.h*l.in), make([]float64, nA*2*l.d)
+	tailW, wT := make([]float64, (l.ina%4)*l.h), make([]float64, l.ina*l.h)
+	l.tailWeights(p.params, tailW)
+	l.transposedWeights(p.params, wT)
+	avx512 := hasAVX512
+	defer func() { hasAVX512 = avx512 }()
+	for _, k := range []struct {
+		name string
+		on   bool
+	}{{"avx2", false}, {"avx512", true}} {
+		hasAVX512 = k.on
+		lanes := make([]float64, 4*l.h)
+		l.embedLanes(p.params, z[:l.d], lanes, wT)
+		acc := make([]float64, 4*l.h)
+		b.Run("hidden/"+k.name, func(b *testing.B) {
+			for range b.N {
+				l.hiddenRow(p.params, z, lanes, acc, hs, h, tailW, wT)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/action")
+		})
+		v := make([]float64, len(pre))
+		b.Run("tanh/"+k.name, func(b *testing.B) {
+			for range b.N {
+				copy(v, pre)
+				tanhAll(v)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+		})
+		b.Run("backward/"+k.name, func(b *testing.B) {
+			for range b.N {
+				addRows(gw[l.d:], l.in, dpre, 1, l.h, zs, l.ina, l.h, nA, l.ina)
+				clear(dz)
+				addRows(dz, 2*l.d, dpre, l.h, 1, p.params[l.w1+l.d:], l.in, nA, l.h, 2*l.d)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+		})
+	}
+}
