@@ -20,18 +20,29 @@ type actionCache struct {
 	spareXa  []float64  // for an id list whose hash another list holds
 	spareLns []float64
 	tailW    []float64 // the generation's tail weights (see tailWeights)
+	lin      []float64 // the generation's linear action weights, lin[r] = params[lay.lin(r)]
+	wT       []float64 // the generation's W1a element-major, for the transposed kernels
+	trans    bool      // the entries' lanes are lane-major (layout.transposed)
 }
 
 // use readies the cache for p's current parameters, dropping the entries
 // of any other generation.
 func (c *actionCache) use(p *Policy) {
-	if c.idOff != nil && c.gen == *p.gen {
+	if c.idOff != nil && c.gen == *p.gen && c.trans == p.lay.transposed() {
 		return
 	}
 	c.reset()
-	c.gen = *p.gen
+	c.gen, c.trans = *p.gen, p.lay.transposed()
+	if c.trans {
+		c.wT = grow(c.wT, p.lay.ina*p.lay.h)
+		p.lay.transposedWeights(p.params, c.wT)
+	}
 	c.tailW = grow(c.tailW, (p.lay.ina%4)*p.lay.h)
 	p.lay.tailWeights(p.params, c.tailW)
+	c.lin = grow(c.lin, p.lay.buckets)
+	for r := range c.lin {
+		c.lin[r] = p.params[r*p.lay.row+p.lay.d]
+	}
 }
 
 func (c *actionCache) reset() {
@@ -51,7 +62,7 @@ func (c *actionCache) lookup(p *Policy, ids []int32, h uint64) (xa, lanes []floa
 			return c.xa[e*l.d : (e+1)*l.d], c.lanes[e*nl : (e+1)*nl]
 		}
 		c.spareXa, c.spareLns = grow(c.spareXa, l.d), grow(c.spareLns, nl)
-		p.actionShare(ids, c.spareXa, c.spareLns)
+		p.actionShare(ids, c.spareXa, c.spareLns, c.wT)
 		return c.spareXa, c.spareLns
 	}
 	if len(c.xa)+len(c.lanes)+l.d+nl > maxCacheFloats {
@@ -64,14 +75,14 @@ func (c *actionCache) lookup(p *Policy, ids []int32, h uint64) (xa, lanes []floa
 	c.xa = slices.Grow(c.xa, l.d)[:(e+1)*l.d]
 	c.lanes = slices.Grow(c.lanes, nl)[:(e+1)*nl]
 	xa, lanes = c.xa[e*l.d:], c.lanes[e*nl:]
-	p.actionShare(ids, xa, lanes)
+	p.actionShare(ids, xa, lanes, c.wT)
 	return xa, lanes
 }
 
 // actionShare computes an action's embedding and its lane sums.
-func (p *Policy) actionShare(ids []int32, xa, lanes []float64) {
+func (p *Policy) actionShare(ids []int32, xa, lanes, wT []float64) {
 	p.embed(ids, xa)
-	p.lay.embedLanes(p.params, xa, lanes)
+	p.lay.embedLanes(p.params, xa, lanes, wT)
 }
 
 func hashIDs(ids []int32) uint64 {

@@ -163,11 +163,8 @@ func (p *Policy) backEmbed(ids []int32, dx []float64, g *Grads, ps *Pass) {
 	}
 	for _, id := range ids {
 		g.rows.add(id)
-		e := g.data[l.emb(id) : l.emb(id)+len(t)]
-		for i, v := range t {
-			e[i] += v
-		}
 	}
+	scatterAdd(g.data, t, ids, l.row)
 }
 
 func anyNonZero(v []float64) bool {

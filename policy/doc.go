@@ -24,6 +24,13 @@
 // A policy is cheap to Clone and has a versioned, checksummed binary snapshot
 // format. Everything is deterministic given the seeds.
 //
+// The dense layers and the embedding sums run hand-written vector kernels
+// on amd64 (AVX2, and AVX-512 where the CPU has it) that keep the
+// portable code's order of operations: gonum's matrix products and
+// math.Tanh, bit for bit. Which kernels a CPU selects changes the speed,
+// never a result; the golden tests pin rollouts, gradients and Adam steps
+// with each set of kernels.
+//
 // The package knows nothing about NATS; Rollout runs one episode of an
 // envs.Env in process and returns a schemas.Trajectory.
 package policy

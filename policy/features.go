@@ -378,26 +378,24 @@ func (z *Featurizer) stateIDs(s *State, ids []int32) []int32 {
 // mergeUnique appends to dst the sorted union, without repeats, of a
 // (sorted, no repeats) and b (sorted).
 func mergeUnique(dst, a, b []int32) []int32 {
-	push := func(v int32) {
-		if len(dst) == 0 || dst[len(dst)-1] != v {
-			dst = append(dst, v)
-		}
+	last, have := int32(0), len(dst) > 0
+	if have {
+		last = dst[len(dst)-1]
 	}
 	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if a[i] <= b[j] {
-			push(a[i])
+	for i < len(a) || j < len(b) {
+		var v int32
+		if j == len(b) || (i < len(a) && a[i] <= b[j]) {
+			v = a[i]
 			i++
 		} else {
-			push(b[j])
+			v = b[j]
 			j++
 		}
-	}
-	for ; i < len(a); i++ {
-		push(a[i])
-	}
-	for ; j < len(b); j++ {
-		push(b[j])
+		if !have || v != last {
+			dst = append(dst, v)
+			last, have = v, true
+		}
 	}
 	return dst
 }

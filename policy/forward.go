@@ -134,7 +134,7 @@ func (p *Policy) hiddenRows(f *Features, ps *Pass) {
 	for a := range f.NumActions() {
 		xa, lanes := ps.cache.lookup(p, f.embedded(a), f.embKey(a))
 		p.input(f, ps, a, xa)
-		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h], ps.cache.tailW)
+		l.hiddenRow(p.params, ps.z[a*l.ina:(a+1)*l.ina], lanes, ps.acc, ps.hs, ps.h[a*l.h:(a+1)*l.h], ps.cache.tailW, ps.cache.wT)
 	}
 }
 
@@ -168,18 +168,78 @@ func w1Action(l *layout, v []float64) blas64.General {
 	return blas64.General{Rows: l.h, Cols: l.ina, Data: v[l.w1+l.d : l.w1+l.h*l.in], Stride: l.in}
 }
 
-// scores writes each action's logit, score/T, into ps.LogProbs.
+// scores writes each action's logit, score/T, into ps.LogProbs: score =
+// w2·h_a + wf·flags_a, then the linear weights of the action's ids in
+// order. Four actions at a time keep their own sums, so that the chains
+// of additions overlap; each still adds its terms in that order. The
+// linear weights are read from the cache's contiguous copy.
 func (p *Policy) scores(f *Features, ps *Pass) {
 	l := &p.lay
+	ps.cache.use(p)
 	w2 := p.params[l.w2 : l.w2+l.h]
 	wf := p.params[l.wf : l.wf+NumFlags]
-	for a := range ps.LogProbs {
+	lin := ps.cache.lin
+	nA := len(ps.LogProbs)
+	a := 0
+	for ; a+3 < nA; a += 4 {
+		h := ps.h[a*l.h : (a+4)*l.h]
+		var s [4]float64
+		s[0], s[1], s[2], s[3] = dot4(w2, h[:l.h], h[l.h:2*l.h], h[2*l.h:3*l.h], h[3*l.h:])
+		fl := f.flags[a*NumFlags : (a+4)*NumFlags]
+		f0, f1, f2, f3 := dot4(wf, fl[:NumFlags], fl[NumFlags:2*NumFlags], fl[2*NumFlags:3*NumFlags], fl[3*NumFlags:])
+		s[0], s[1], s[2], s[3] = s[0]+f0, s[1]+f1, s[2]+f2, s[3]+f3
+		linear4(&s, lin, f.actIDs, f.actOff[a:a+5])
+		for k, v := range s {
+			ps.LogProbs[a+k] = v / ps.temp
+		}
+	}
+	for ; a < nA; a++ {
 		s := dot(w2, ps.h[a*l.h:(a+1)*l.h]) + dot(wf, f.Flags(a))
 		for _, id := range f.linear(a) {
-			s += p.params[l.lin(id)]
+			s += lin[id]
 		}
 		ps.LogProbs[a] = s / ps.temp
 	}
+}
+
+// dot4 is dot(w, x_k) for four vectors x_k as long as w.
+func dot4(w, x0, x1, x2, x3 []float64) (s0, s1, s2, s3 float64) {
+	x0, x1, x2, x3 = x0[:len(w)], x1[:len(w)], x2[:len(w)], x3[:len(w)]
+	for i, v := range w {
+		s0 += v * x0[i] // as dot writes it, so that any fusing is dot's
+		s1 += v * x1[i]
+		s2 += v * x2[i]
+		s3 += v * x3[i]
+	}
+	return s0, s1, s2, s3
+}
+
+// linear4 adds to s[k] the weights lin[id] of the ids
+// ids[off[k]:off[k+1]] in order, the four lists in step while all last.
+func linear4(s *[4]float64, lin []float64, ids, off []int32) {
+	i0, i1, i2, i3 := ids[off[0]:off[1]], ids[off[1]:off[2]], ids[off[2]:off[3]], ids[off[3]:off[4]]
+	n := min(len(i0), len(i1), len(i2), len(i3))
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
+	i0, i1, i2, i3 = i0[:n:len(i0)], i1[:n:len(i1)], i2[:n:len(i2)], i3[:n:len(i3)]
+	for j, id := range i0 {
+		s0 += lin[id]
+		s1 += lin[i1[j]]
+		s2 += lin[i2[j]]
+		s3 += lin[i3[j]]
+	}
+	for _, id := range i0[n:cap(i0)] {
+		s0 += lin[id]
+	}
+	for _, id := range i1[n:cap(i1)] {
+		s1 += lin[id]
+	}
+	for _, id := range i2[n:cap(i2)] {
+		s2 += lin[id]
+	}
+	for _, id := range i3[n:cap(i3)] {
+		s3 += lin[id]
+	}
+	*s = [4]float64{s0, s1, s2, s3}
 }
 
 // value computes V(s) = wv·tanh(Wv·x_s + bv) + cv + mean(vlin[state ids]).

@@ -9,11 +9,21 @@ package policy
 // returns (s0+s2)+(s1+s3). Computing each lane in that order gives the same
 // bits; four lanes fit one AVX register (laneSums), and since the x_a block
 // of z depends on the action's embedding alone, its lane sums are kept per
-// distinct embedding (actionCache).
+// distinct embedding (actionCache). With AVX-512 (layout.transposed) the
+// same lane sums run transposed: a register holds one lane of eight
+// units, against the weights element-major, and the lanes combine
+// without shuffles; the cache then keeps its lanes lane-major.
+//
+// The scores take four actions at a time, each with its own running sums
+// in its own order, and read the linear weights from a contiguous copy
+// kept with the cache; tanh runs four or eight lanes at a time
+// (tanhAll).
 //
 // The backward pass's products are sums of scaled rows, element by element
-// (addRows), which any loop order over the rows reproduces as long as each
-// element takes its terms in order.
+// (addRows, in YMM or ZMM registers), which any loop order over the rows
+// reproduces as long as each element takes its terms in order; an
+// embedding's gradient is added to each of its rows in id order
+// (scatterAdd).
 //
 // Products are written float64(x*y) so that no compiler may fuse them into
 // an FMA, which the assembly it mirrors does not do.
@@ -34,10 +44,30 @@ func (l *layout) rowsExact(nA int) bool {
 	return l.ina <= gemmBlock || blocks(nA)*blocks(l.h) < gemmMinPar
 }
 
+// transposed reports whether the hidden layer runs the transposed kernels
+// (AVX-512): lane sums kept lane-major, lanes[k*H+j] for lane k of unit j,
+// against the weights element-major (transposedWeights). Their sums are
+// the same, in the same order.
+func (l *layout) transposed() bool { return hasAVX512 && l.h%16 == 0 && l.d&3 == 0 }
+
+// transposedWeights writes W1a element-major: wt[i*H+j] = W1a[j][i].
+func (l *layout) transposedWeights(params, wt []float64) {
+	for j := range l.h {
+		for i, v := range params[l.w1+j*l.in+l.d : l.w1+(j+1)*l.in] {
+			wt[i*l.h+j] = v
+		}
+	}
+}
+
 // embedLanes writes, for every hidden unit j, the four lane sums of
-// z[:D]·W1a[j][:D] (z[:D] = x_a) into lanes[4j:4j+4].
-func (l *layout) embedLanes(params, xa, lanes []float64) {
+// z[:D]·W1a[j][:D] (z[:D] = x_a) into lanes[4j:4j+4], or lane-major when
+// l.transposed() (wt: see transposedWeights).
+func (l *layout) embedLanes(params, xa, lanes, wt []float64) {
 	clear(lanes)
+	if l.transposed() {
+		lanesT(lanes, xa, wt, l.h)
+		return
+	}
 	if l.d&3 == 0 {
 		laneSums(lanes, xa, params[l.w1+l.d:], l.in, l.h)
 		return
@@ -48,10 +78,15 @@ func (l *layout) embedLanes(params, xa, lanes []float64) {
 }
 
 // hiddenRow writes h[j] = hs[j] + z·W1a[j] for every unit j, starting
-// from the lane sums of the x_a block; acc is scratch of 4H, and wt the
-// tail weights unit-major (see tailWeights).
-func (l *layout) hiddenRow(params, z, lanes, acc, hs, h, wt []float64) {
+// from the lane sums of the x_a block; acc is scratch of 4H, wt the tail
+// weights unit-major (see tailWeights) and wT all weights element-major
+// (see transposedWeights, for l.transposed()).
+func (l *layout) hiddenRow(params, z, lanes, acc, hs, h, wt, wT []float64) {
 	d, n4 := l.d, l.ina&^3
+	if l.transposed() {
+		hiddenT(h, hs, lanes, z[d:n4], z[n4:l.ina], wT[d*l.h:])
+		return
+	}
 	w := params[l.w1+2*d:] // W1a[0][D:]
 	if d&3 == 0 {
 		hiddenUnits(h, hs, lanes, z[d:n4], z[n4:l.ina], w, wt, l.in)
@@ -86,6 +121,31 @@ func hiddenUnitsGo(h, hs, lanes, x, tail, w []float64, stride int) {
 			s0 += float64(v * wj[len(x)+t])
 		}
 		h[j] = hs[j] + ((s0 + s[2]) + (s[1] + s[3]))
+	}
+}
+
+// lanesTGo is lanesT without vector instructions.
+func lanesTGo(lanes, x, wt []float64, units int) {
+	for i, v := range x {
+		k := i & 3
+		for j, w := range wt[i*units : (i+1)*units] {
+			lanes[k*units+j] += float64(v * w)
+		}
+	}
+}
+
+// hiddenTGo is hiddenT without vector instructions.
+func hiddenTGo(h, hs, lanes, x, tail, wt []float64) {
+	units := len(h)
+	for j := range h {
+		s := [4]float64{lanes[j], lanes[units+j], lanes[2*units+j], lanes[3*units+j]}
+		for i, v := range x {
+			s[i&3] += float64(v * wt[i*units+j])
+		}
+		for t, v := range tail {
+			s[0] += float64(v * wt[(len(x)+t)*units+j])
+		}
+		h[j] = hs[j] + ((s[0] + s[2]) + (s[1] + s[3]))
 	}
 }
 
@@ -157,6 +217,16 @@ func embedSumGo(x, params []float64, ids []int32, stride int) {
 		e := params[int(id)*stride : int(id)*stride+len(x)]
 		for i, v := range e {
 			x[i] += v
+		}
+	}
+}
+
+// scatterAddGo is scatterAdd without vector instructions.
+func scatterAddGo(g, t []float64, ids []int32, stride int) {
+	for _, id := range ids {
+		e := g[int(id)*stride : int(id)*stride+len(t)]
+		for i, v := range t {
+			e[i] += v
 		}
 	}
 }

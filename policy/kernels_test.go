@@ -54,7 +54,7 @@ func TestHiddenRowsMatchGemm(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 16, 17, 26, 27, 30} {
-		for _, h := range []int{1, 3, 32, 65} {
+		for _, h := range []int{1, 3, 16, 32, 48, 65} {
 			t.Run(fmt.Sprintf("D%d/H%d", d, h), func(t *testing.T) {
 				p := newTestPolicy(t, Config{Buckets: 256, EmbedDim: d, Hidden: h, Seed: int64(d*100 + h)})
 				for i := p.lay.sparse; i < p.lay.total; i++ {
@@ -125,7 +125,7 @@ func TestAddRowsMatchesGemm(t *testing.T) {
 	}
 	for _, m := range []int{1, 2, 5, 27} {
 		for _, k := range []int{1, 3, 32} {
-			for _, n := range []int{1, 3, 4, 7, 16, 32, 43, 50, 64} {
+			for _, n := range []int{1, 3, 4, 7, 16, 32, 40, 43, 47, 50, 64, 75} {
 				a := make([]float64, m*k) // m×k
 				for i := range a {
 					a[i] = coef()
@@ -227,6 +227,37 @@ func sameOrNaN(t *testing.T, what string, got, want []float64) {
 	for i := range want {
 		if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
 			t.Fatalf("%s: element %d: got %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestScatterAddMatchesLoop checks scatterAdd bit for bit against its
+// loop, with repeated ids (a row takes each of its additions in order).
+func TestScatterAddMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{1, 4, 16, 20} {
+		stride := d + 2
+		g := make([]float64, 50*stride)
+		for i := range g {
+			g[i] = rng.NormFloat64()
+		}
+		want := append([]float64(nil), g...)
+		for range 20 {
+			ids := make([]int32, rng.IntN(12))
+			for i := range ids {
+				ids[i] = int32(rng.IntN(8)) // repeats
+			}
+			v := make([]float64, d)
+			for i := range v {
+				v[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(9)-4))
+			}
+			scatterAdd(g, v, ids, stride)
+			scatterAddGo(want, v, ids, stride)
+		}
+		for i := range g {
+			if math.Float64bits(g[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("d %d: element %d: %v, loop %v", d, i, g[i], want[i])
+			}
 		}
 	}
 }

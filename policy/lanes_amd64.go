@@ -15,6 +15,10 @@ const exactKernels = true
 // hasAVX selects the vector kernels; without AVX the portable ones run.
 var hasAVX = cpu.X86.HasAVX
 
+// hasAVX512 selects the transposed kernels of the hidden layer (see
+// layout.transposed).
+var hasAVX512 = cpu.X86.HasAVX512F
+
 //go:noescape
 func laneSumsAVX(acc, x, w *float64, n, stride, h int)
 
@@ -69,12 +73,19 @@ func addRows(y []float64, ys int, coef []float64, cs, ci int, x []float64, xs, r
 	}
 	// bounds for the assembly
 	_, _, _ = y[(rows-1)*ys+n-1], coef[(rows-1)*cs+(terms-1)*ci], x[(terms-1)*xs+n-1]
+	if hasAVX512 {
+		addRows512(&y[0], ys, &coef[0], cs, ci, &x[0], xs, rows, terms, n)
+		return
+	}
 	if hasAVX {
 		addRowsAVX(&y[0], ys, &coef[0], cs, ci, &x[0], xs, rows, terms, n)
 		return
 	}
 	addRowsGo(y, ys, coef, cs, ci, x, xs, rows, terms, n)
 }
+
+//go:noescape
+func addRows512(y *float64, ys int, coef *float64, cs, ci int, x *float64, xs, rows, terms, n int)
 
 //go:noescape
 func backHeadAVX(gw2, gb1, w2, h, dpre, ds *float64, nA, units int)
@@ -108,4 +119,56 @@ func embedSum(x, params []float64, ids []int32, stride int) {
 		return
 	}
 	embedSumGo(x, params, ids, stride)
+}
+
+//go:noescape
+func lanesT512(lanes, x, wt *float64, n, units int)
+
+//go:noescape
+func hiddenT512(h, hs, lanes, x, tail, wt *float64, n, nt, units int)
+
+// lanesT adds, for every unit j < units and lane k, x[4b+k]·wt[(4b+k)*units+j]
+// to lanes[k*units+j] for b = 0, 1, ... in order; len(x) is a multiple of
+// 4 and units of 16.
+func lanesT(lanes, x, wt []float64, units int) {
+	if len(x) == 0 {
+		return
+	}
+	_, _ = lanes[4*units-1], wt[len(x)*units-1] // bounds for the assembly
+	lanesT512(&lanes[0], &x[0], &wt[0], len(x), units)
+}
+
+// hiddenT is hiddenUnits in the transposed layout: starting from the
+// lanes (lane-major), it adds x lane by lane against the weights
+// wt[i*units+j], then tail to lane 0 against the rows that follow, and
+// writes h[j] = hs[j] + ((s0+s2) + (s1+s3)). units = len(h) is a multiple
+// of 16.
+func hiddenT(h, hs, lanes, x, tail, wt []float64) {
+	units := len(h)
+	_, _ = hs[units-1], lanes[4*units-1]
+	var xp, tp, wp *float64
+	if len(x) > 0 {
+		xp = &x[0]
+	}
+	if len(tail) > 0 {
+		tp = &tail[0]
+	}
+	if n := len(x) + len(tail); n > 0 {
+		_ = wt[n*units-1] // bounds for the assembly
+		wp = &wt[0]
+	}
+	hiddenT512(&h[0], &hs[0], &lanes[0], xp, tp, wp, len(x), len(tail), units)
+}
+
+//go:noescape
+func scatterAddAVX(dst, t *float64, ids *int32, n, stride, d int)
+
+// scatterAdd adds t to g[id*stride:][:len(t)] for every id in order.
+func scatterAdd(g, t []float64, ids []int32, stride int) {
+	if vecLoops && len(t)&3 == 0 && len(t) > 0 && len(ids) > 0 {
+		_, _ = g[int(slices.Max(ids))*stride+len(t)-1], g[int(slices.Min(ids))*stride] // bounds for the assembly
+		scatterAddAVX(&g[0], &t[0], &ids[0], len(ids), stride, len(t))
+		return
+	}
+	scatterAddGo(g, t, ids, stride)
 }

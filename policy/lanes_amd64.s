@@ -505,3 +505,375 @@ estore:
 edone:
 	VZEROUPPER
 	RET
+
+// The transposed kernels (AVX-512): a register holds one lane of eight
+// units, so an element of z is broadcast once and meets the weights of
+// eight units in one multiply, and the lanes combine without shuffles.
+// Lanes are laid out lane-major, lanes[k*units+j], and the weights
+// element-major, wt[i*units+j] = W1a[j][i] (see transposedWeights); units
+// is a multiple of 16: two registers per lane, eight running sums.
+
+// T4 adds the four elements at (R15) to the lanes of sixteen units, each
+// against its row of weights (AX, rows R8 bytes apart).
+#define T4 \
+	VBROADCASTSD (R15), Z8 \
+	VMULPD       (AX), Z8, Z9 \
+	VMULPD       64(AX), Z8, Z10 \
+	VADDPD       Z9, Z0, Z0 \
+	VADDPD       Z10, Z4, Z4 \
+	ADDQ         R8, AX \
+	VBROADCASTSD 8(R15), Z8 \
+	VMULPD       (AX), Z8, Z9 \
+	VMULPD       64(AX), Z8, Z10 \
+	VADDPD       Z9, Z1, Z1 \
+	VADDPD       Z10, Z5, Z5 \
+	ADDQ         R8, AX \
+	VBROADCASTSD 16(R15), Z8 \
+	VMULPD       (AX), Z8, Z9 \
+	VMULPD       64(AX), Z8, Z10 \
+	VADDPD       Z9, Z2, Z2 \
+	VADDPD       Z10, Z6, Z6 \
+	ADDQ         R8, AX \
+	VBROADCASTSD 24(R15), Z8 \
+	VMULPD       (AX), Z8, Z9 \
+	VMULPD       64(AX), Z8, Z10 \
+	VADDPD       Z9, Z3, Z3 \
+	VADDPD       Z10, Z7, Z7 \
+	ADDQ         R8, AX
+
+// LOADLANES loads the lanes of units j..j+15 (BX = &lanes[0][j]) into
+// Z0..Z3 (units j..j+7) and Z4..Z7 (units j+8..j+15).
+#define LOADLANES \
+	VMOVUPD (BX), Z0 \
+	VMOVUPD 64(BX), Z4 \
+	ADDQ    R8, BX \
+	VMOVUPD (BX), Z1 \
+	VMOVUPD 64(BX), Z5 \
+	ADDQ    R8, BX \
+	VMOVUPD (BX), Z2 \
+	VMOVUPD 64(BX), Z6 \
+	ADDQ    R8, BX \
+	VMOVUPD (BX), Z3 \
+	VMOVUPD 64(BX), Z7
+
+// func lanesT512(lanes, x, wt *float64, n, units int)
+//
+// For every unit j: lane k of j += x[4b+k] * wt[(4b+k)*units+j] for
+// b = 0, 1, ... in order (n a multiple of 4).
+TEXT ·lanesT512(SB), NOSPLIT, $0-40
+	MOVQ lanes+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ wt+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ units+32(FP), R8
+	SHLQ $3, R8 // bytes of a row of lanes or weights
+	XORQ R13, R13 // byte offset of the units in hand
+
+lgroup:
+	CMPQ R13, R8
+	JGE  ldone
+	LEAQ (DI)(R13*1), BX
+	LOADLANES
+	LEAQ (DX)(R13*1), AX
+	MOVQ SI, R15
+	MOVQ CX, R14
+	TESTQ R14, R14
+	JE   lstore
+
+lblock:
+	T4
+	ADDQ $32, R15
+	SUBQ $4, R14
+	JNZ  lblock
+
+lstore:
+	LEAQ    (DI)(R13*1), BX
+	VMOVUPD Z0, (BX)
+	VMOVUPD Z4, 64(BX)
+	ADDQ    R8, BX
+	VMOVUPD Z1, (BX)
+	VMOVUPD Z5, 64(BX)
+	ADDQ    R8, BX
+	VMOVUPD Z2, (BX)
+	VMOVUPD Z6, 64(BX)
+	ADDQ    R8, BX
+	VMOVUPD Z3, (BX)
+	VMOVUPD Z7, 64(BX)
+	ADDQ    $128, R13
+	JMP     lgroup
+
+ldone:
+	VZEROUPPER
+	RET
+
+// func hiddenT512(h, hs, lanes, x, tail, wt *float64, n, nt, units int)
+//
+// hiddenAVX's sums in the transposed layout: for every unit j, starting
+// from its lanes, add x[4b+k] * wt[(4b+k)*units+j] to lane k (n a
+// multiple of 4), then tail[t] * wt[(n+t)*units+j] to lane 0 for t < nt,
+// and write h[j] = hs[j] + ((s0+s2) + (s1+s3)).
+TEXT ·hiddenT512(SB), NOSPLIT, $0-72
+	MOVQ h+0(FP), DI
+	MOVQ hs+8(FP), R10
+	MOVQ lanes+16(FP), R11
+	MOVQ x+24(FP), SI
+	MOVQ tail+32(FP), R12
+	MOVQ wt+40(FP), DX
+	MOVQ n+48(FP), CX
+	MOVQ units+64(FP), R8
+	SHLQ $3, R8 // bytes of a row of lanes or weights
+	XORQ R13, R13 // byte offset of the units in hand
+
+tgroup:
+	CMPQ R13, R8
+	JGE  tdone
+	LEAQ (R11)(R13*1), BX
+	LOADLANES
+	LEAQ (DX)(R13*1), AX
+	MOVQ SI, R15
+	MOVQ CX, R14
+	TESTQ R14, R14
+	JE   ttail
+
+tblock:
+	T4
+	ADDQ $32, R15
+	SUBQ $4, R14
+	JNZ  tblock
+
+ttail:
+	MOVQ  R12, R15
+	MOVQ  nt+56(FP), R14
+	TESTQ R14, R14
+	JE    tcombine
+
+ttailloop:
+	VBROADCASTSD (R15), Z8
+	VMULPD       (AX), Z8, Z9
+	VMULPD       64(AX), Z8, Z10
+	VADDPD       Z9, Z0, Z0 // s0 += tail·w
+	VADDPD       Z10, Z4, Z4
+	ADDQ         R8, AX
+	ADDQ         $8, R15
+	DECQ         R14
+	JNZ          ttailloop
+
+tcombine:
+	VADDPD  Z2, Z0, Z0 // s0+s2
+	VADDPD  Z3, Z1, Z1 // s1+s3
+	VADDPD  Z1, Z0, Z0
+	VADDPD  (R10)(R13*1), Z0, Z0 // hs[j] + dot
+	VMOVUPD Z0, (DI)(R13*1)
+	VADDPD  Z6, Z4, Z4
+	VADDPD  Z7, Z5, Z5
+	VADDPD  Z5, Z4, Z4
+	VADDPD  64(R10)(R13*1), Z4, Z4
+	VMOVUPD Z4, 64(DI)(R13*1)
+	ADDQ    $128, R13
+	JMP     tgroup
+
+tdone:
+	VZEROUPPER
+	RET
+
+// ZTERMS(label, use, next, OPS) runs OPS for every term s < terms whose
+// coefficient (CX, then every R11 bytes) is not zero, with the coefficient
+// broadcast in Z0 and DX at the term's stretch of x (then every R12 bytes).
+#define ZTERMS(label, use, next, OPS) \
+	MOVQ R9, CX \
+	LEAQ (SI)(AX*1), DX \
+	MOVQ R14, BX \
+label: \
+	VMOVSD   (CX), X0 \
+	VUCOMISD X7, X0 \
+	JNE      use \
+	JPS      use \
+	JMP      next \
+use: \
+	VBROADCASTSD (CX), Z0 \
+	OPS \
+next: \
+	ADDQ R11, CX \
+	ADDQ R12, DX \
+	DECQ BX \
+	JNZ  label
+
+#define Z32OPS \
+	VMULPD 0(DX), Z0, Z1 \
+	VADDPD Z1, Z2, Z2 \
+	VMULPD 64(DX), Z0, Z1 \
+	VADDPD Z1, Z3, Z3 \
+	VMULPD 128(DX), Z0, Z1 \
+	VADDPD Z1, Z4, Z4 \
+	VMULPD 192(DX), Z0, Z1 \
+	VADDPD Z1, Z5, Z5
+
+#define Z16OPS \
+	VMULPD 0(DX), Z0, Z1 \
+	VADDPD Z1, Z2, Z2 \
+	VMULPD 64(DX), Z0, Z1 \
+	VADDPD Z1, Z3, Z3
+
+#define Z48OPS \
+	Z32OPS \
+	VMOVUPD.Z 256(DX), K1, Z1 \
+	VMULPD    Z1, Z0, Z1 \
+	VADDPD    Z1, Z6, Z6 \
+	VMOVUPD.Z 320(DX), K2, Z1 \
+	VMULPD    Z1, Z0, Z1 \
+	VADDPD    Z1, Z8, Z8
+
+#define ZMASKOPS \
+	VMOVUPD.Z 0(DX), K1, Z1 \
+	VMULPD    Z1, Z0, Z1 \
+	VADDPD    Z1, Z2, Z2 \
+	VMOVUPD.Z 64(DX), K2, Z1 \
+	VMULPD    Z1, Z0, Z1 \
+	VADDPD    Z1, Z3, Z3
+
+// func addRows512(y *float64, ys int, coef *float64, cs, ci int, x *float64, xs, rows, terms, n int)
+//
+// addRowsAVX with AVX-512: a stretch of 32, then 16 elements of a row of
+// y stays in four or two registers while every term is added to it, and
+// the last 1–15 elements go through masked loads and stores (a last
+// stretch of 33–47 in one pass, four registers and two masked); each
+// element still takes its terms in order, a multiply then an add.
+TEXT ·addRows512(SB), NOSPLIT, $0-80
+	MOVQ y+0(FP), DI
+	MOVQ ys+8(FP), R8
+	MOVQ coef+16(FP), R9
+	MOVQ cs+24(FP), R10
+	MOVQ ci+32(FP), R11
+	MOVQ x+40(FP), SI
+	MOVQ xs+48(FP), R12
+	MOVQ terms+64(FP), R14
+	MOVQ n+72(FP), R15
+	SHLQ $3, R8  // bytes between rows of y
+	SHLQ $3, R10 // bytes between coefficient rows
+	SHLQ $3, R11 // bytes between coefficients of a row
+	SHLQ $3, R12 // bytes between rows of x
+	SHLQ $3, R15 // bytes of a row
+	CMPQ rows+56(FP), $0
+	JE   zadone
+	TESTQ R14, R14
+	JE   zadone
+	VXORPD X7, X7, X7
+	// the masks of the last 1–15 elements of a row: K1 the first 8, K2 the rest
+	MOVQ  n+72(FP), CX
+	ANDQ  $15, CX
+	MOVQ  $1, BX
+	SHLQ  CX, BX
+	DECQ  BX
+	KMOVW BX, K1
+	SHRQ  $8, BX
+	KMOVW BX, K2
+
+zarow:
+	XORQ AX, AX // byte offset of the stretch in the row
+
+za32:
+	// 33–47 elements left: one pass over the terms, four registers and two masked
+	MOVQ R15, R13
+	SUBQ AX, R13
+	CMPQ R13, $256
+	JLE  za32full
+	CMPQ R13, $384
+	JGE  za32full
+	VMOVUPD   0(DI)(AX*1), Z2
+	VMOVUPD   64(DI)(AX*1), Z3
+	VMOVUPD   128(DI)(AX*1), Z4
+	VMOVUPD   192(DI)(AX*1), Z5
+	VMOVUPD.Z 256(DI)(AX*1), K1, Z6
+	VMOVUPD.Z 320(DI)(AX*1), K2, Z8
+	ZTERMS(za48term, za48use, za48next, Z48OPS)
+	VMOVUPD Z2, 0(DI)(AX*1)
+	VMOVUPD Z3, 64(DI)(AX*1)
+	VMOVUPD Z4, 128(DI)(AX*1)
+	VMOVUPD Z5, 192(DI)(AX*1)
+	VMOVUPD Z6, K1, 256(DI)(AX*1)
+	VMOVUPD Z8, K2, 320(DI)(AX*1)
+	JMP     zarownext
+
+za32full:
+	LEAQ 256(AX), R13
+	CMPQ R13, R15
+	JGT  za16
+	VMOVUPD 0(DI)(AX*1), Z2
+	VMOVUPD 64(DI)(AX*1), Z3
+	VMOVUPD 128(DI)(AX*1), Z4
+	VMOVUPD 192(DI)(AX*1), Z5
+	ZTERMS(za32term, za32use, za32next, Z32OPS)
+	VMOVUPD Z2, 0(DI)(AX*1)
+	VMOVUPD Z3, 64(DI)(AX*1)
+	VMOVUPD Z4, 128(DI)(AX*1)
+	VMOVUPD Z5, 192(DI)(AX*1)
+	ADDQ $256, AX
+	JMP  za32
+
+za16:
+	LEAQ 128(AX), R13
+	CMPQ R13, R15
+	JGT  zamask
+	VMOVUPD 0(DI)(AX*1), Z2
+	VMOVUPD 64(DI)(AX*1), Z3
+	ZTERMS(za16term, za16use, za16next, Z16OPS)
+	VMOVUPD Z2, 0(DI)(AX*1)
+	VMOVUPD Z3, 64(DI)(AX*1)
+	ADDQ $128, AX
+
+zamask:
+	CMPQ AX, R15
+	JEQ  zarownext
+	VMOVUPD.Z 0(DI)(AX*1), K1, Z2
+	VMOVUPD.Z 64(DI)(AX*1), K2, Z3
+	ZTERMS(zamterm, zamuse, zamnext, ZMASKOPS)
+	VMOVUPD Z2, K1, 0(DI)(AX*1)
+	VMOVUPD Z3, K2, 64(DI)(AX*1)
+
+zarownext:
+	ADDQ R10, R9
+	ADDQ R8, DI
+	DECQ rows+56(FP)
+	JNZ  zarow
+
+zadone:
+	VZEROUPPER
+	RET
+
+// func scatterAddAVX(dst, t *float64, ids *int32, n, stride, d int)
+//
+// dst[id*stride:][:d] += t[:d] for the n ids in order, element by element
+// (d a multiple of 4): the rows an embedding was summed from take its
+// gradient.
+TEXT ·scatterAddAVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ t+8(FP), SI
+	MOVQ ids+16(FP), DX
+	MOVQ n+24(FP), R8
+	MOVQ stride+32(FP), R9
+	MOVQ d+40(FP), CX
+	SHLQ $3, R9 // bytes between rows
+	SHLQ $3, CX // bytes of t
+	XORQ BX, BX
+
+sid:
+	CMPQ    BX, R8
+	JGE     sdone
+	MOVLQSX (DX)(BX*4), R10
+	IMULQ   R9, R10
+	ADDQ    DI, R10
+	XORQ    AX, AX
+
+sblock:
+	VMOVUPD (R10)(AX*1), Y0
+	VADDPD  (SI)(AX*1), Y0, Y0
+	VMOVUPD Y0, (R10)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     sblock
+	INCQ    BX
+	JMP     sid
+
+sdone:
+	VZEROUPPER
+	RET

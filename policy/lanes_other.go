@@ -35,3 +35,14 @@ func backHead(gw2, gb1, w2, h, dpre, ds []float64) { backHeadGo(gw2, gb1, w2, h,
 
 // embedSum writes Σ params[id*stride:][:len(x)] over ids into x.
 func embedSum(x, params []float64, ids []int32, stride int) { embedSumGo(x, params, ids, stride) }
+
+// hasAVX512: the transposed kernels are amd64 assembly.
+const hasAVX512 = false
+
+// lanesT and hiddenT serve the transposed layout, which needs hasAVX512.
+func lanesT(lanes, x, wt []float64, units int) { lanesTGo(lanes, x, wt, units) }
+
+func hiddenT(h, hs, lanes, x, tail, wt []float64) { hiddenTGo(h, hs, lanes, x, tail, wt) }
+
+// scatterAdd adds t to g[id*stride:][:len(t)] for every id in order.
+func scatterAdd(g, t []float64, ids []int32, stride int) { scatterAddGo(g, t, ids, stride) }

@@ -18,12 +18,22 @@ var hasVectorTanh = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //go:noescape
 func tanhAVX(v *float64, n int, k *[tanhConsts]uint64)
 
-// tanhAll replaces every v[i] with math.Tanh(v[i]), four at a time: the
-// same operations as math.Tanh, with math.Exp's (see tanhAVX).
+//go:noescape
+func tanh512(v *float64, n int, k *[tanhConsts]uint64)
+
+// tanhAll replaces every v[i] with math.Tanh(v[i]), eight (AVX-512) or
+// four at a time: the same operations as math.Tanh, with math.Exp's (see
+// tanhAVX).
 func tanhAll(v []float64) {
+	n8 := 0
+	if hasVectorTanh && hasAVX512 {
+		if n8 = len(v) &^ 7; n8 > 0 {
+			tanh512(&v[0], n8, &tanhK)
+		}
+	}
 	n := len(v) &^ 3
-	if hasVectorTanh && n > 0 {
-		tanhAVX(&v[0], n, &tanhK)
+	if hasVectorTanh && n > n8 {
+		tanhAVX(&v[n8], n-n8, &tanhK)
 	}
 	tanhGo(v[n:])
 	if !hasVectorTanh {
