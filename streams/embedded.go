@@ -217,13 +217,21 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 	if c.Log {
 		srv.ConfigureLogger()
 	}
-	go srv.Start()
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		srv.Start()
+	}()
 	wait := c.ReadyTimeout
 	if wait == 0 {
 		wait = DefaultReadyTimeout
 	}
 	if !srv.ReadyForConnections(wait) {
+		// Let Start finish before shutting down: a server shut down while
+		// it starts could still go on to open JetStream in StoreDir.
+		<-started
 		srv.Shutdown()
+		srv.WaitForShutdown()
 		return nil, notReady(c, wait)
 	}
 	return &Embedded{srv: srv, user: c.User, password: c.Password, accounts: accounts}, nil
