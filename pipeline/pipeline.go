@@ -153,6 +153,10 @@ type Summary struct {
 	// EnvStepsSource counts the environment steps of the PRM's source runs
 	// (0 without): the compute-fair view adds them to EnvSteps.
 	EnvStepsSource int64 `json:"env_steps_source"`
+	// SourcePRM, when the run's PRM was trained on source runs, says which
+	// stored model it is, what it was trained on and whether the run
+	// trained it or reused an earlier run's.
+	SourcePRM *SourcePRM `json:"source_prm,omitempty"`
 	// WallSeconds adds up the wall time of every Run of the run (its
 	// first start, every resume, every rerun that re-reported it).
 	WallSeconds float64 `json:"wall_seconds"`
@@ -382,6 +386,9 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	}
 	var err error
 	if sum.EnvStepsSource, err = sourceSteps(ctx, js, cfg.Sources); err != nil {
+		return sum, err
+	}
+	if sum.SourcePRM, err = loadSourcePRMRecord(ctx, js, lc.Run); err != nil {
 		return sum, err
 	}
 	var events []schemas.MetricsEvent
