@@ -88,7 +88,9 @@ type Config struct {
 	// ErrSettingsChanged instead of resuming a different run.
 	Settings map[string]json.RawMessage
 	// Sources are recorded runs whose trajectories a step-target PRM is
-	// trained on before a new run starts (when Learner.PRM is nil), and
+	// trained on before a new run starts (when Learner.PRM is nil; once
+	// per provenance, then loaded from the PRM object store: see
+	// SourcePRMSeed and SourcePRMProvenance), and
 	// SourceRuns the built-in ones among them, trained first if they have
 	// not finished (Options.SourceRuns). OnSource, if set, is told as
 	// each source run starts.
