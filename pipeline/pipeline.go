@@ -88,7 +88,9 @@ type Config struct {
 	// ErrSettingsChanged instead of resuming a different run.
 	Settings map[string]json.RawMessage
 	// Sources are recorded runs whose trajectories a step-target PRM is
-	// trained on before a new run starts (when Learner.PRM is nil), and
+	// trained on before a new run starts (when Learner.PRM is nil; once
+	// per provenance, then loaded from the PRM object store: see
+	// SourcePRMSeed and SourcePRMProvenance), and
 	// SourceRuns the built-in ones among them, trained first if they have
 	// not finished (Options.SourceRuns). OnSource, if set, is told as
 	// each source run starts.
@@ -153,6 +155,10 @@ type Summary struct {
 	// EnvStepsSource counts the environment steps of the PRM's source runs
 	// (0 without): the compute-fair view adds them to EnvSteps.
 	EnvStepsSource int64 `json:"env_steps_source"`
+	// SourcePRM, when the run's PRM was trained on source runs, says which
+	// stored model it is, what it was trained on and whether the run
+	// trained it or reused an earlier run's.
+	SourcePRM *SourcePRM `json:"source_prm,omitempty"`
 	// WallSeconds adds up the wall time of every Run of the run (its
 	// first start, every resume, every rerun that re-reported it).
 	WallSeconds float64 `json:"wall_seconds"`
@@ -382,6 +388,9 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	}
 	var err error
 	if sum.EnvStepsSource, err = sourceSteps(ctx, js, cfg.Sources); err != nil {
+		return sum, err
+	}
+	if sum.SourcePRM, err = loadSourcePRMRecord(ctx, js, lc.Run); err != nil {
 		return sum, err
 	}
 	var events []schemas.MetricsEvent

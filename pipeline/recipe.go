@@ -9,8 +9,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
-	"github.com/rspo-dev/rspo/prm"
-	"github.com/rspo-dev/rspo/prm/prmsvc"
 )
 
 // The recipes: named sets of defaults.
@@ -130,30 +128,6 @@ func runSources(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
-}
-
-// sourcePRM trains the step-target PRM on the source runs' recorded
-// trajectories (for a new run; a resumed one has its PRM already).
-func sourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config) (*prm.Model, error) {
-	srcs := make([]prmsvc.Source, len(cfg.Sources))
-	for i, run := range cfg.Sources {
-		srcs[i] = prmsvc.Source{Run: run}
-	}
-	trajs, st, err := prmsvc.Collect(ctx, js, srcs)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: read PRM source runs %v: %w", cfg.Sources, err)
-	}
-	if len(trajs) == 0 {
-		return nil, fmt.Errorf("pipeline: PRM source runs %v hold no trajectories on this server (run them first, or name others with prm-source)", cfg.Sources)
-	}
-	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: prm.TargetStep, Seed: uint64(cfg.Learner.Seed),
-		Featurizer: cfg.Learner.PRMTrain.Featurizer})
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: train the PRM on source runs %v: %w", cfg.Sources, err)
-	}
-	cfg.Logger.Info("PRM trained on the source runs", "runs", cfg.Sources, "trajectories", rep.Trajectories,
-		"successes", rep.Successes, "heldout_auc", rep.HeldoutEval.AUC, "undecodable", st.Undecodable)
-	return m, nil
 }
 
 // sourceSteps adds up the environment steps of the source runs, for the

@@ -33,7 +33,7 @@ func TestWithRecipeKeepsWhatTheUserGave(t *testing.T) {
 
 // The tilted recipe's PRM comes from source runs on the easier preset:
 // they are trained once, the PRM is trained on what they recorded, their
-// environment steps are counted, and a later run reuses them.
+// environment steps are counted, and a later run reuses them and the PRM.
 func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end runs")
@@ -98,5 +98,8 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	}
 	if sum2.EnvStepsSource != srcSteps {
 		t.Errorf("second run: source steps %d, want the same %d (reused, not trained again)", sum2.EnvStepsSource, srcSteps)
+	}
+	if sum.SourcePRM == nil || sum.SourcePRM.Reused || sum2.SourcePRM == nil || !sum2.SourcePRM.Reused || sum2.SourcePRM.Object != sum.SourcePRM.Object {
+		t.Errorf("PRM records: first %+v, second %+v; want the second to reuse the PRM the first trained", sum.SourcePRM, sum2.SourcePRM)
 	}
 }

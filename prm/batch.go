@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/rspo-dev/rspo/schemas"
 )
@@ -92,17 +94,35 @@ func (m *Model) ScoreBatchContext(ctx context.Context, ts []*schemas.Trajectory,
 // (wrapping ErrFeaturizer) instead of NaN scores; all the actions are
 // featurized in one call.
 func (m *Model) ScoreActionsContext(ctx context.Context, instruction, observation string, actions []string, dst []float64) error {
-	steps := make([]StepText, len(actions))
-	for a, act := range actions {
-		steps[a] = StepText{instruction, observation, act}
+	s := actionScratchPool.Get().(*actionScratch)
+	defer actionScratchPool.Put(s)
+	n := len(actions)
+	s.steps = s.steps[:0]
+	for _, act := range actions {
+		s.steps = append(s.steps, StepText{instruction, observation, act})
 	}
-	x := make([]float32, len(actions)*m.dim)
-	if err := featurize(ctx, m.feat, steps, x); err != nil {
+	s.x = slices.Grow(s.x[:0], n*m.dim)[:n*m.dim]
+	err := featurize(ctx, m.feat, s.steps, s.x)
+	clear(s.steps) // drop the strings
+	if err != nil {
 		return err
 	}
-	m.forwardBatch(x, dst[:len(actions)])
+	s.x64 = toFloat64(s.x64, s.x)
+	s.hid = grow(s.hid, n*m.hidden)
+	m.forwardRows(s.x64, n, s.hid, dst[:n])
 	return nil
 }
+
+// actionScratch is ScoreActionsContext's scratch, pooled: an explorer
+// scores the actions of every state it visits.
+type actionScratch struct {
+	steps []StepText
+	x     []float32
+	x64   []float64
+	hid   []float64
+}
+
+var actionScratchPool = sync.Pool{New: func() any { return new(actionScratch) }}
 
 // evalGroupSteps is about how many steps EvaluateContext featurizes at once.
 const evalGroupSteps = scoreChunkRows

@@ -111,3 +111,29 @@ func BenchmarkScoreBatchCycle(b *testing.B) {
 	}
 	reportThroughput(b, b.N*128*50, cpu0)
 }
+
+// BenchmarkScoreActions scores the candidate actions of one household
+// state (what a tilted explorer does at every step), with the context
+// featurizer of the tilted recipe.
+func BenchmarkScoreActions(b *testing.B) {
+	feat, err := NewHashProjection(HashProjectionConfig{ActionContext: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(feat, ModelConfig{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := householdLike(1, 20, 7)[0]
+	actions := make([]string, len(tr.Steps))
+	for i, s := range tr.Steps {
+		actions[i] = s.Action
+	}
+	dst := make([]float64, len(actions))
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		m.ScoreActions(tr.Instruction, tr.Steps[i%len(tr.Steps)].Observation, actions, dst)
+	}
+	reportThroughput(b, b.N*len(actions), cpu0)
+}

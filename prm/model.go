@@ -298,11 +298,5 @@ func applyNoise(scores []float64, opts []ScoreOption) {
 	}
 }
 
-// forwardBatch evaluates r̂ for each feature row of x into out.
-func (m *Model) forwardBatch(x []float32, out []float64) {
-	n := len(out)
-	m.forwardRows(toFloat64(nil, x[:n*m.dim]), n, make([]float64, n*m.hidden), out)
-}
-
 // errNilModel is returned by helpers handed a nil model.
 var errNilModel = errors.New("prm: nil model")

@@ -167,3 +167,18 @@ func TestScoreBatchChunksScoreAsOneProduct(t *testing.T) {
 		}
 	}
 }
+
+// Scoring a state's actions, which an explorer does at every step, reuses
+// its scratch: nothing is allocated once it is warm.
+func TestScoreActionsAllocatesNothing(t *testing.T) {
+	m := Random(5)
+	tr := householdLike(1, 1, 6)[0]
+	actions := []string{"take mug 1 from desk 1", "go to desk 1", "open drawer 2", "look", "inventory", "put mug 1 in/on shelf 3"}
+	dst := make([]float64, len(actions))
+	m.ScoreActions(tr.Instruction, tr.Steps[0].Observation, actions, dst) // warm the scratch
+	if n := testing.AllocsPerRun(100, func() {
+		m.ScoreActions(tr.Instruction, tr.Steps[0].Observation, actions, dst)
+	}); n > 0 {
+		t.Errorf("ScoreActions allocates %v times a call, want 0", n)
+	}
+}

@@ -52,7 +52,8 @@ type TrainReport struct {
 }
 
 // Metrics flattens the report's headline figures, e.g. for a prm.published
-// event.
+// event; train_seconds is the wall time of training, what a run's PRM
+// warm-up and refreshes cost.
 func (r TrainReport) Metrics() map[string]float64 {
 	return map[string]float64{
 		"heldout_auc":          r.HeldoutEval.AUC,
@@ -68,6 +69,7 @@ func (r TrainReport) Metrics() map[string]float64 {
 		"mean_score_failure":   r.HeldoutEval.MeanScoreFailure,
 		"epochs":               float64(r.Epochs),
 		"heldout_weighted_mse": r.HeldoutWeightedMSE,
+		"train_seconds":        r.Seconds,
 	}
 }
 

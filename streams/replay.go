@@ -168,6 +168,19 @@ func Replay(ctx context.Context, js jetstream.JetStream, o ReplayOptions, fn fun
 // replay whose consumer the cluster placed on a replica still catching up
 // (after a node restart) waits for that replica instead of ending early
 // with what it holds so far.
+// LastSeq returns the stream sequence of the last message Replay with o
+// (Follow aside) would deliver, or 0 when it would deliver none, without
+// reading the messages: a cheap mark of how far a run's subject has got.
+// Errors: o's Validate, or the server's.
+func LastSeq(ctx context.Context, js jetstream.JetStream, o ReplayOptions) (uint64, error) {
+	if err := o.Validate(); err != nil {
+		return 0, err
+	}
+	o.Follow = false
+	stream, filter, _ := o.filter()
+	return o.lastSeq(ctx, js, stream, filter)
+}
+
 func (o ReplayOptions) lastSeq(ctx context.Context, js jetstream.JetStream, stream, filter string) (uint64, error) {
 	if o.Follow {
 		return 0, nil

@@ -96,7 +96,17 @@ func TestReplayStartPositions(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.wantSeq) {
 				t.Errorf("got seqs %v, want %v", got, tt.wantSeq)
 			}
+			var wantLast uint64
+			if len(tt.wantSeq) > 0 {
+				wantLast = tt.wantSeq[len(tt.wantSeq)-1]
+			}
+			if last, err := streams.LastSeq(context.Background(), js, tt.opts); err != nil || last != wantLast {
+				t.Errorf("LastSeq: got %d (%v), want %d", last, err, wantLast)
+			}
 		})
+	}
+	if _, err := streams.LastSeq(context.Background(), js, streams.ReplayOptions{Run: "r1", Subject: "nonsense"}); !errors.Is(err, streams.ErrUnknownSubject) {
+		t.Errorf("LastSeq of an unknown subject: got %v, want ErrUnknownSubject", err)
 	}
 }
 

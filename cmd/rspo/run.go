@@ -227,6 +227,13 @@ func printSummary(w io.Writer, s pipeline.Summary) error {
 	if s.EnvStepsSource > 0 {
 		fmt.Fprintf(w, "  the PRM's source runs took %d environment steps more: %d in all\n", s.EnvStepsSource, s.EnvSteps+s.EnvStepsSource)
 	}
+	if p := s.SourcePRM; p != nil {
+		how := "trained by this run and stored for later runs"
+		if p.Reused {
+			how = "trained by an earlier run, reused"
+		}
+		fmt.Fprintf(w, "  its PRM (%s, %d trajectories, held-out AUC %.3f): %s\n", p.Object, p.Report.Trajectories, p.Report.HeldoutEval.AUC, how)
+	}
 	keys := make([]string, 0, len(s.Final))
 	for k, v := range s.Final {
 		score, ok := strings.CutSuffix(k, "_score")

@@ -27,6 +27,32 @@ func TestSummaryPrintsScoresOnlyWhereTheyAddSomething(t *testing.T) {
 	}
 }
 
+// The summary says which PRM of the source runs the run used and whether
+// it trained it or loaded an earlier run's; a run without one says nothing.
+func TestSummarySaysWhereThePRMCameFrom(t *testing.T) {
+	tests := []struct {
+		name string
+		prm  *pipeline.SourcePRM
+		want string
+	}{
+		{"none", nil, ""},
+		{"trained", &pipeline.SourcePRM{Object: "source-prm/ab"}, "its PRM (source-prm/ab, 0 trajectories, held-out AUC 0.000): trained by this run"},
+		{"reused", &pipeline.SourcePRM{Object: "source-prm/ab", Reused: true}, "trained by an earlier run, reused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := printSummary(&b, pipeline.Summary{Run: "r", SourcePRM: tt.prm}); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if tt.want == "" && strings.Contains(out, "its PRM") || !strings.Contains(out, tt.want) {
+				t.Errorf("got:\n%s\nwant a line with %q", out, tt.want)
+			}
+		})
+	}
+}
+
 func TestEasyPresetSaysWhatItTrains(t *testing.T) {
 	o := defaultRunOptions()
 	o.EnvOptions = map[string]string{"preset": "easy"}
