@@ -3,6 +3,8 @@ package streams_test
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +150,51 @@ func TestEmbeddedNotReadySaysWhy(t *testing.T) {
 			t.Errorf("random port: %q should not blame a port", msg)
 		}
 	}
+}
+
+// Two servers on one store would corrupt each other's streams: the second
+// is refused with ErrStoreInUse, in this process and in another one, and
+// the store is free again after Shutdown.
+func TestEmbeddedStoreIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	first, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: dir, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: dir, Port: -1})
+	if !errors.Is(err, streams.ErrStoreInUse) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("second server in this process: %v, want ErrStoreInUse naming %s", err, dir)
+	}
+	out, err := lockChild(dir)
+	if err == nil || !strings.Contains(out, "in use") {
+		t.Fatalf("server in another process: exit %v, output %q; want it refused", err, out)
+	}
+	first.Shutdown()
+	again, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: dir, Port: -1})
+	if err != nil {
+		t.Fatalf("after Shutdown the store must be free: %v", err)
+	}
+	again.Shutdown()
+}
+
+// lockChild runs this test binary as a process that starts a server on dir.
+func lockChild(dir string) (string, error) {
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestEmbeddedStoreIsLockedChild$")
+	cmd.Env = append(os.Environ(), "RSPO_TEST_LOCK_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestEmbeddedStoreIsLockedChild is the other process of
+// TestEmbeddedStoreIsLocked; it does nothing unless run by it.
+func TestEmbeddedStoreIsLockedChild(t *testing.T) {
+	dir := os.Getenv("RSPO_TEST_LOCK_DIR")
+	if dir == "" {
+		t.Skip("run by TestEmbeddedStoreIsLocked")
+	}
+	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: dir, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Shutdown()
 }

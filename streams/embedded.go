@@ -6,9 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
@@ -189,7 +194,9 @@ func notReady(c EmbeddedConfig, wait time.Duration) error {
 
 // Embedded is a running in-process NATS server with JetStream.
 type Embedded struct {
-	srv            *server.Server
+	srv *server.Server
+	// lock holds StoreDir's lock file until Shutdown.
+	lock           io.Closer
 	user, password string
 	// accounts holds the password of the in-process user added to each
 	// account of ConfigFile (see ConnectAccount).
@@ -210,8 +217,13 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
+	lock, err := lockStore(c.StoreDir)
+	if err != nil {
+		return nil, err
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("streams: embedded server: %w", err)
 	}
 	if c.Log {
@@ -232,9 +244,10 @@ func StartEmbedded(c EmbeddedConfig) (*Embedded, error) {
 		<-started
 		srv.Shutdown()
 		srv.WaitForShutdown()
+		lock.Close()
 		return nil, notReady(c, wait)
 	}
-	return &Embedded{srv: srv, user: c.User, password: c.Password, accounts: accounts}, nil
+	return &Embedded{srv: srv, lock: lock, user: c.User, password: c.Password, accounts: accounts}, nil
 }
 
 // ClientURL returns the URL clients connect to, e.g. nats://127.0.0.1:4222
@@ -328,4 +341,29 @@ func (e *Embedded) Server() *server.Server { return e.srv }
 func (e *Embedded) Shutdown() {
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
+	if e.lock != nil {
+		e.lock.Close()
+		e.lock = nil
+	}
+}
+
+// storeLockName is the lock file an embedded server holds in its StoreDir.
+const storeLockName = "rspo.lock"
+
+// lockStore takes dir's lock file, or returns ErrStoreInUse. JetStream
+// does not lock its store itself, and two servers writing one store
+// corrupt each other's streams (a second `rspo run` on the same --data
+// used to wait for a store the other was writing, or resume a run whose
+// objects the other had just rewritten).
+func lockStore(dir string) (io.Closer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("streams: embedded server store: %w", err)
+	}
+	path := filepath.Join(dir, storeLockName)
+	l, err := vfs.Default.Lock(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is locked (%v): give this process another data directory, or connect it to the running server (--nats URL)",
+			ErrStoreInUse, dir, err)
+	}
+	return l, nil
 }

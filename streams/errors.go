@@ -9,6 +9,9 @@ import (
 var (
 	// ErrInvalidName means a run or component name cannot be a subject token.
 	ErrInvalidName = errors.New("streams: invalid name")
+	// ErrStoreInUse means another embedded server, in this process or
+	// another, holds the JetStream store directory.
+	ErrStoreInUse = errors.New("streams: JetStream store in use by another server")
 	// ErrInvalidConfig means a configuration struct failed validation.
 	ErrInvalidConfig = errors.New("streams: invalid configuration")
 	// ErrRejected is the class of every RejectError: the message is bad and
