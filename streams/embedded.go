@@ -362,7 +362,7 @@ func lockStore(dir string) (io.Closer, error) {
 	path := filepath.Join(dir, storeLockName)
 	l, err := vfs.Default.Lock(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s is locked (%v): give this process another data directory, or connect it to the running server (--nats URL)",
+		return nil, fmt.Errorf("%w: %s is locked (%v): give this process another data directory, or run one NATS server for both and connect them to it (--nats URL)",
 			ErrStoreInUse, dir, err)
 	}
 	return l, nil
