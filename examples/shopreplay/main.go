@@ -1,0 +1,169 @@
+// Command shopreplay plays a trained policy on the shop's eval goals with
+// the environment's expert beside it, and tells where the policy's choices
+// part from the expert's and what its purchases miss. It is the diagnostic
+// behind the shop paragraphs of docs/experiments.md:
+//
+//	go run ./examples/shopreplay --policy runs/<run>/report/policy.rspo
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/rspo-dev/rspo/envs/shop"
+	"github.com/rspo-dev/rspo/policy"
+)
+
+func main() {
+	path := flag.String("policy", "", "trained policy snapshot (runs/<run>/report/policy.rspo)")
+	greedy := flag.Bool("greedy", true, "take the most probable action")
+	flag.Parse()
+	if err := run(os.Stdout, *path, *greedy); err != nil {
+		fmt.Fprintln(os.Stderr, "shopreplay:", err)
+		os.Exit(1)
+	}
+}
+
+// tally counts what the replay saw.
+type tally struct {
+	episodes, successes, bought, priceFailed int
+	// actions counts the policy's actions by kind.
+	actions map[string]int
+	// versus counts (expert's kind, policy's kind, same action) per step.
+	versus map[string]int
+	// missing counts failed purchases by how many reward parts they miss.
+	missing map[int]int
+}
+
+func run(w io.Writer, path string, greedy bool) error {
+	if path == "" {
+		return fmt.Errorf("--policy is required")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	p, err := policy.Load(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	cfg, err := shop.ParseOptions(nil)
+	if err != nil {
+		return err
+	}
+	env, err := shop.New(cfg)
+	if err != nil {
+		return err
+	}
+	tasks, err := env.Tasks("eval", 0, 0)
+	if err != nil {
+		return err
+	}
+	agent := policy.NewAgent(p, greedy)
+	t := tally{actions: map[string]int{}, versus: map[string]int{}, missing: map[int]int{}}
+	for i, task := range tasks {
+		ep, err := env.Reset(task)
+		if err != nil {
+			return err
+		}
+		rng := rand.New(rand.NewPCG(uint64(i), 9))
+		for !ep.Done() {
+			a, err := agent.Act(ep, rng)
+			if err != nil {
+				return err
+			}
+			if ex, err := env.ExpertAction(ep); err == nil {
+				key := kind(ex) + " / " + kind(a)
+				if ex == a {
+					key += " (same)"
+				}
+				t.versus[key]++
+			}
+			t.actions[kind(a)]++
+			if _, err := ep.Step(a); err != nil {
+				return err
+			}
+		}
+		t.add(ep.(*shop.Episode))
+	}
+	t.print(w)
+	return nil
+}
+
+// add counts one finished episode.
+func (t *tally) add(x *shop.Episode) {
+	t.episodes++
+	bd := x.Breakdown()
+	if x.Success() {
+		t.successes++
+	}
+	if bd.TypeReward > 0 {
+		t.bought++
+		if !bd.PriceOK {
+			t.priceFailed++
+		}
+	}
+	if bd.Total > 0 && !x.Success() {
+		got := bd.Attributes + bd.Options
+		if bd.PriceOK {
+			got++
+		}
+		parts := int(float64(got)/bd.Total + 0.5) // r = got / parts for a matching type
+		t.missing[parts-got]++
+	}
+}
+
+func (t *tally) print(w io.Writer) {
+	fmt.Fprintf(w, "episodes %d, successes %d, purchases of the goal's product type %d (price over the limit %d)\n",
+		t.episodes, t.successes, t.bought, t.priceFailed)
+	fmt.Fprintln(w, "failed purchases by reward parts missed (attributes, options, price):")
+	for _, k := range slices.Sorted(maps.Keys(t.missing)) {
+		fmt.Fprintf(w, "  %d missed: %d\n", k, t.missing[k])
+	}
+	fmt.Fprintln(w, "the policy's actions:")
+	for _, k := range slices.Sorted(maps.Keys(t.actions)) {
+		fmt.Fprintf(w, "  %-24s %d\n", k, t.actions[k])
+	}
+	fmt.Fprintln(w, "steps by the expert's action / the policy's:")
+	for _, k := range slices.Sorted(maps.Keys(t.versus)) {
+		fmt.Fprintf(w, "  %-44s %d\n", k, t.versus[k])
+	}
+}
+
+// kind names an action's kind: search, item, option, or the button.
+func kind(a string) string {
+	switch {
+	case strings.HasPrefix(a, "search["):
+		return "search"
+	case !strings.HasPrefix(a, "click["):
+		return "other"
+	}
+	switch inner := strings.TrimSuffix(strings.TrimPrefix(a, "click["), "]"); inner {
+	case "buy now", "next >", "< prev", "back to search", "description", "features", "reviews":
+		return a
+	default:
+		if isItemID(inner) {
+			return "click[item]"
+		}
+		return "click[option]"
+	}
+}
+
+// isItemID reports whether s looks like a product id (b0smym5jgl).
+func isItemID(s string) bool {
+	if len(s) != 10 || s[0] != 'b' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
