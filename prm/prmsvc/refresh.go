@@ -30,6 +30,14 @@ type RefreshConfig struct {
 	// Train configures each refresh; WarmStart and Version are managed by
 	// the Refresher (the previous version, and its version + 1).
 	Train prm.TrainConfig
+	// Epochs, when positive, is each refresh's epoch budget: it replaces
+	// Train.MaxEpochs, so a refresh continues the previous version for at
+	// most Epochs epochs (fewer if Train.Patience epochs pass without a
+	// held-out improvement) and keeps its best epoch. A refresh without a
+	// previous version (no Initial) trains a fresh model on the same
+	// budget. 0 leaves Train.MaxEpochs (default 500) in force: the
+	// unbounded refresh. Negative is refused.
+	Epochs int
 	// Publish stores and announces each version (Publish) and reports its
 	// TrainReport as a metrics event (component "prm", kind "prm").
 	// Default false.
@@ -59,6 +67,9 @@ func NewRefresher(js jetstream.JetStream, cfg RefreshConfig) (*Refresher, error)
 	if cfg.Window == 0 {
 		cfg.Window = 8192
 	}
+	if cfg.Epochs < 0 {
+		return nil, fmt.Errorf("%w: epochs %d is negative (0 keeps the trainer's MaxEpochs)", ErrInvalidConfig, cfg.Epochs)
+	}
 	if cfg.Window < prm.MinTrajectories {
 		return nil, fmt.Errorf("%w: window %d below %d", ErrInvalidConfig, cfg.Window, prm.MinTrajectories)
 	}
@@ -83,6 +94,9 @@ func (r *Refresher) Refresh(ctx context.Context, cycle int64) (*prm.Model, prm.T
 	data := append(append(make([]*schemas.Trajectory, 0, len(r.extra)+len(r.window)), r.extra...), r.window...)
 	cfg := r.cfg.Train
 	cfg.WarmStart, cfg.Version = r.model, 0
+	if r.cfg.Epochs > 0 {
+		cfg.MaxEpochs = r.cfg.Epochs
+	}
 	if r.model == nil {
 		cfg.Version = 1
 	}

@@ -1,7 +1,9 @@
 package prmsvc
 
 import (
+	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/rspo-dev/rspo/prm"
@@ -84,4 +86,93 @@ func TestRefresherWithOutsideKnowledge(t *testing.T) {
 	if rep.Trajectories != 110 {
 		t.Errorf("trained on %d trajectories, want 100 from the easy run + 10 own", rep.Trajectories)
 	}
+}
+
+// TestRefresherEpochBudget bounds a refresh to Epochs epochs: it continues
+// the previous version (the same model prm.Train makes warm-started from
+// it, not a fresh one), runs exactly the budget while the held-out loss
+// has patience left, overrides Train.MaxEpochs, and is deterministic.
+func TestRefresherEpochBudget(t *testing.T) {
+	ctx := testContext(t)
+	_, js := streamstest.Connect(t, streamstest.RunServer(t))
+	trajs, _ := prmtest.Decisive("budget", 3, 80, 5)
+	record(t, ctx, js, trajs)
+	prev, _, err := prm.Train(ctx, trajs[:40], prm.TrainConfig{Seed: 9, MaxEpochs: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = 3
+	train := prm.TrainConfig{Seed: 1, MaxEpochs: 30, Patience: 100}
+	refresh := func() (*prm.Model, prm.TrainReport, *Refresher) {
+		t.Helper()
+		r, err := NewRefresher(js, RefreshConfig{Run: "budget", Initial: prev, Epochs: k, Train: train})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, rep, err := r.Refresh(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, rep, r
+	}
+	m, rep, r := refresh()
+	if rep.Epochs != k || !rep.WarmStart || rep.FromVersion != prev.Version || m.Version != prev.Version+1 {
+		t.Errorf("report: %d epochs, warm %v from %d, version %d; want %d epochs warm from %d, version %d",
+			rep.Epochs, rep.WarmStart, rep.FromVersion, m.Version, k, prev.Version, prev.Version+1)
+	}
+	got := encode(t, m)
+	wantCfg := train
+	wantCfg.WarmStart, wantCfg.MaxEpochs = prev, k
+	want, _, err := prm.Train(ctx, r.window, wantCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, encode(t, want)) {
+		t.Error("the refreshed model is not prm.Train's warm start from the previous version with the epoch budget")
+	}
+	freshCfg := train
+	freshCfg.MaxEpochs = k
+	fresh, _, err := prm.Train(ctx, r.window, freshCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.Version = m.Version
+	if bytes.Equal(got, encode(t, fresh)) {
+		t.Error("the refreshed model equals a fresh model's: the previous version was not continued")
+	}
+	again, _, _ := refresh()
+	if !bytes.Equal(got, encode(t, again)) {
+		t.Error("two refreshes with the same seed and data differ")
+	}
+	if prev.Version != 1 || !bytes.Equal(encode(t, prev), encode(t, r.cfg.Initial)) {
+		t.Error("the previous version was modified")
+	}
+}
+
+// TestRefresherEpochsZeroKeepsTrainBudget: Epochs 0 leaves Train.MaxEpochs
+// in force (the unbounded refresh); a negative budget is refused.
+func TestRefresherEpochsZeroKeepsTrainBudget(t *testing.T) {
+	ctx := testContext(t)
+	_, js := streamstest.Connect(t, streamstest.RunServer(t))
+	trajs, _ := prmtest.Decisive("full", 4, 40, 5)
+	record(t, ctx, js, trajs)
+	r, err := NewRefresher(js, RefreshConfig{Run: "full", Train: prm.TrainConfig{Seed: 1, MaxEpochs: 4, Patience: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, rep, err := r.Refresh(ctx, 1); err != nil || rep.Epochs != 4 {
+		t.Errorf("refresh: %d epochs (%v), want Train.MaxEpochs 4", rep.Epochs, err)
+	}
+	if _, err := NewRefresher(js, RefreshConfig{Run: "full", Epochs: -1}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "epochs -1") {
+		t.Errorf("epochs -1: got %v, want ErrInvalidConfig naming the epochs", err)
+	}
+}
+
+func encode(t *testing.T, m *prm.Model) []byte {
+	t.Helper()
+	b, err := prm.EncodeSnapshot(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
