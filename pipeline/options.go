@@ -68,9 +68,9 @@ type Options struct {
 	// the current PRM for at most this many epochs (learnersvc.Config.
 	// PRMRefreshEpochs). A defining setting; settings recorded before it
 	// existed read as LegacyPRMRefreshEpochs, the refresh those runs had.
-	PRMRefreshEpochs int `json:"prm-refresh-epochs"`
-	PRMWarmupTasks   int      `json:"prm-warmup-tasks"`
-	PRMTarget        string   `json:"prm-target"`
+	PRMRefreshEpochs int    `json:"prm-refresh-epochs"`
+	PRMWarmupTasks   int    `json:"prm-warmup-tasks"`
+	PRMTarget        string `json:"prm-target"`
 	// PRMFeatures is the featurizer of the PRMs a run trains (from source
 	// runs, warm-up, refresh): PRMFeaturesHash or PRMFeaturesContext.
 	PRMFeatures string  `json:"prm-features"`
