@@ -1,8 +1,10 @@
 package prmsvc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -121,12 +123,25 @@ func (r *Refresher) loadExtra(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sortTrajectories(trajs)
 	r.extra, r.loaded = trajs, true
 	return nil
 }
 
-// readNew appends the run's trajectories recorded since the last call and
-// trims the window to its most recent Window trajectories.
+// sortTrajectories orders trajs by cycle, source and id: what a refresh
+// trains on then depends on which trajectories were recorded, not on the
+// order the run's producers published them in (concurrent actors) nor on
+// how many refreshes read them (a resumed learner reads all at once), so
+// the same run refreshes to the same PRM bit for bit.
+func sortTrajectories(trajs []*schemas.Trajectory) {
+	slices.SortStableFunc(trajs, func(a, b *schemas.Trajectory) int {
+		return cmp.Or(cmp.Compare(a.Cycle, b.Cycle), cmp.Compare(a.Source, b.Source), cmp.Compare(a.ID, b.ID))
+	})
+}
+
+// readNew adds the run's trajectories recorded since the last call, keeps
+// the window in sortTrajectories' order and trims it to its Window most
+// recent (latest cycles) trajectories.
 func (r *Refresher) readNew(ctx context.Context) error {
 	for _, subj := range DefaultSubjects {
 		src := Source{Run: r.cfg.Run, FromSeq: r.next[subj], Subjects: []streams.SubjectKind{subj}}
@@ -139,6 +154,7 @@ func (r *Refresher) readNew(ctx context.Context) error {
 		}
 		r.window = append(r.window, trajs...)
 	}
+	sortTrajectories(r.window)
 	if over := len(r.window) - r.cfg.Window; over > 0 {
 		r.window = append(r.window[:0:0], r.window[over:]...)
 	}

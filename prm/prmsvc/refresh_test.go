@@ -3,6 +3,7 @@ package prmsvc
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,4 +176,56 @@ func encode(t *testing.T, m *prm.Model) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRefresherIgnoresRecordingOrder: the same trajectories recorded in
+// another order (concurrent producers) and read by fewer refreshes (a
+// resumed learner, starting from the stored version) refresh to the same
+// PRM bit for bit.
+func TestRefresherIgnoresRecordingOrder(t *testing.T) {
+	ctx := testContext(t)
+	trajs, _ := prmtest.Decisive("order", 5, 60, 5)
+	for i, tr := range trajs {
+		tr.Cycle = int64(i / 30)
+	}
+	cfg := RefreshConfig{Run: "order", Epochs: 4, Train: prm.TrainConfig{Seed: 2}}
+	_, js1 := streamstest.Connect(t, streamstest.RunServer(t))
+	record(t, ctx, js1, trajs[:30])
+	r1, err := NewRefresher(js1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, _, err := r1.Refresh(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, ctx, js1, trajs[30:])
+	v2, _, err := r1.Refresh(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, js2 := streamstest.Connect(t, streamstest.RunServer(t))
+	reversed := slices.Clone(trajs)
+	slices.Reverse(reversed)
+	for _, tr := range reversed { // each as the first recording had it
+		publish := streams.PublishTrajectory
+		if tr.Swapped {
+			publish = streams.PublishSwapped
+		}
+		if _, err := publish(ctx, js2, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.Initial = v1
+	r2, err := NewRefresher(js2, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, _, err := r2.Refresh(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encode(t, v2), encode(t, resumed)) {
+		t.Error("the same trajectories recorded in reverse and read at once refresh to another PRM")
+	}
 }
