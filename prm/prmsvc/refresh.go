@@ -49,8 +49,9 @@ type RefreshConfig struct {
 // Refresher retrains the PRM from a run's own streams at every cycle, as
 // successes appear: each Refresh reads what was recorded since the last one
 // (on-policy trajectories and swapped explorer records), warm-starts from
-// the previous version and, if asked, publishes the new version. It is not
-// safe for concurrent use.
+// the previous version (for at most Epochs epochs when set) on its window
+// and, if asked, publishes the new version. It is not safe for concurrent
+// use.
 type Refresher struct {
 	cfg    RefreshConfig
 	js     jetstream.JetStream
