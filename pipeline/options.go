@@ -64,8 +64,13 @@ type Options struct {
 	PRMRefresh       bool     `json:"prm-refresh"`
 	PRMRefreshExtra  []string `json:"prm-refresh-extra-run"`
 	PRMRefreshWindow int      `json:"prm-refresh-window"`
-	PRMWarmupTasks   int      `json:"prm-warmup-tasks"`
-	PRMTarget        string   `json:"prm-target"`
+	// PRMRefreshEpochs is each refresh's epoch budget: a refresh continues
+	// the current PRM for at most this many epochs (learnersvc.Config.
+	// PRMRefreshEpochs). A defining setting; settings recorded before it
+	// existed read as LegacyPRMRefreshEpochs, the refresh those runs had.
+	PRMRefreshEpochs int    `json:"prm-refresh-epochs"`
+	PRMWarmupTasks   int    `json:"prm-warmup-tasks"`
+	PRMTarget        string `json:"prm-target"`
 	// PRMFeatures is the featurizer of the PRMs a run trains (from source
 	// runs, warm-up, refresh): PRMFeaturesHash or PRMFeaturesContext.
 	PRMFeatures string  `json:"prm-features"`
@@ -119,19 +124,31 @@ func (o Options) prmFeaturizer() (prm.Featurizer, error) {
 // DefaultPRMRefreshWindow is the default of prm-refresh-window.
 const DefaultPRMRefreshWindow = 8192
 
+// DefaultPRMRefreshEpochs is the default of prm-refresh-epochs: a refresh
+// continues the current PRM for at most 10 epochs, a small share of a
+// run's time (the warm-up, which starts from nothing, keeps the trainer's
+// budget).
+const DefaultPRMRefreshEpochs = 10
+
+// LegacyPRMRefreshEpochs is the trainer's own epoch budget (500, with
+// early stopping after 20 epochs without a held-out improvement): the
+// refresh of runs recorded before prm-refresh-epochs existed, and what
+// --prm-refresh-epochs 500 still selects.
+const LegacyPRMRefreshEpochs = 500
+
 // DefaultOptions are the defaults of `rspo run`: RSPO+GRPO on household,
 // with the learner's defaults written out.
 func DefaultOptions() Options {
 	return Options{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
 		Tasks: 16, GroupSize: 8, Seed: 1, LR: 0.03, Epochs: 1, Beta: 0.01, EpsOn: 0.2, EpsOff: 0.1,
 		OffRatio: string(learner.OffRatioBehaviour), Trainer: string(learnersvc.TrainerBuiltin), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, ExploreShards: 1,
-		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
+		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMRefreshEpochs: DefaultPRMRefreshEpochs, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
 		PRMFeatures: PRMFeaturesHash, EvalEvery: 10, EvalEpisodes: 64, EvalShards: 1, Actors: 1, Data: "runs", Recipe: RecipeTilted}
 }
 
 // CountKeys are the keys whose value is a count: at least 1, never 0 for
 // "the default".
-var CountKeys = []string{"k", "updates", "tasks", "group", "epochs", "explore-group", "explore-shards", "prm-refresh-window",
+var CountKeys = []string{"k", "updates", "tasks", "group", "epochs", "explore-group", "explore-shards", "prm-refresh-window", "prm-refresh-epochs",
 	"prm-warmup-tasks", "eval-every", "eval-episodes", "eval-shards", "actors", "keep-versions"}
 
 // derivedCounts are the counts whose zero Resolved replaces by a value
@@ -180,6 +197,9 @@ func (o Options) Validate() error {
 	}
 	if !o.PRMRefresh && o.PRMRefreshWindow != DefaultPRMRefreshWindow {
 		errs = append(errs, errors.New("pipeline: prm-refresh-window is only used with prm-refresh"))
+	}
+	if !o.PRMRefresh && o.PRMRefreshEpochs != DefaultPRMRefreshEpochs {
+		errs = append(errs, errors.New("pipeline: prm-refresh-epochs is only used with prm-refresh"))
 	}
 	if o.EvalShards > o.EvalEpisodes && o.EvalEpisodes > 0 {
 		errs = append(errs, fmt.Errorf("pipeline: eval-shards %d: an evaluation has %d episodes (eval-episodes), so at most %d shards",
@@ -265,7 +285,7 @@ func (o Options) Config() (Config, error) {
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio), Seed: o.Seed},
 	}
 	if o.PRMRefresh {
-		lc.PRMRefreshWindow = o.PRMRefreshWindow
+		lc.PRMRefreshWindow, lc.PRMRefreshEpochs = o.PRMRefreshWindow, o.PRMRefreshEpochs
 	}
 	if o.Beta == 0 {
 		lc.Trainer.Beta = learner.NoKL

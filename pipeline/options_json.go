@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 )
 
@@ -84,6 +85,12 @@ func upgradeSettings(m map[string]json.RawMessage) map[string]json.RawMessage {
 		m = maps.Clone(m)
 		m["recipe"] = json.RawMessage(`"` + RecipePaper + `"`)
 	}
+	if _, ok := m["prm-refresh-epochs"]; !ok && len(m) > 0 {
+		// recorded before refreshes had a budget: a refresh used the
+		// trainer's (the key is read after the legacy rewrite below too)
+		m = maps.Clone(m)
+		m["prm-refresh-epochs"] = json.RawMessage(strconv.Itoa(legacyRefreshEpochs(m)))
+	}
 	legacy := false
 	for k := range m {
 		_, legacy = legacyKeys[k]
@@ -100,6 +107,19 @@ func upgradeSettings(m map[string]json.RawMessage) map[string]json.RawMessage {
 		return m
 	}
 	return o.withZeroDefaults().Settings()
+}
+
+// legacyRefreshEpochs is the prm-refresh-epochs of settings recorded
+// without it: LegacyPRMRefreshEpochs for a run that refreshed, else the
+// default (unused).
+func legacyRefreshEpochs(m map[string]json.RawMessage) int {
+	for _, k := range []string{"prm-refresh", "prm_refresh"} {
+		var on bool
+		if json.Unmarshal(m[k], &on) == nil && on {
+			return LegacyPRMRefreshEpochs
+		}
+	}
+	return DefaultPRMRefreshEpochs
 }
 
 // withZeroDefaults replaces the zeros that once meant "the learner's

@@ -22,6 +22,10 @@ func TestOptionsValidateRefusesZeroCounts(t *testing.T) {
 		{"negative keep-versions", func(o *Options) { o.KeepVersions = -1 }, "keep-versions -1"},
 		{"refresh window without refresh", func(o *Options) { o.PRMRefreshWindow = 100 }, "prm-refresh-window"},
 		{"lr 0", func(o *Options) { o.LR = 0 }, "lr 0"},
+		{"refresh epochs 0", func(o *Options) { o.PRMRefresh, o.PRMRefreshEpochs = true, 0 }, "prm-refresh-epochs 0"},
+		{"negative refresh epochs", func(o *Options) { o.PRMRefresh, o.PRMRefreshEpochs = true, -3 }, "prm-refresh-epochs -3"},
+		{"refresh epochs without refresh", func(o *Options) { o.PRMRefreshEpochs = 500 }, "prm-refresh-epochs is only used"},
+		{"refresh with epochs", func(o *Options) { o.PRMRefresh, o.PRMRefreshEpochs = true, 500 }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +92,53 @@ func TestUpgradeSettingsMatchesCurrent(t *testing.T) {
 	}
 	if diff := settingsDiff(was, DefaultOptions().Settings()); len(diff) == 0 {
 		t.Error("the raw old settings compare equal: the test checks nothing")
+	}
+}
+
+// Settings recorded before prm-refresh-epochs existed read as the refresh
+// those runs had: the trainer's full budget with refresh, else the default.
+// A refreshing run resumed with the new default is refused, naming the
+// key, not silently continued on another budget.
+func TestUpgradeSettingsGivesOlderRefreshRunsTheFullBudget(t *testing.T) {
+	for _, refresh := range []bool{false, true} {
+		o := DefaultOptions()
+		o.PRMRefresh = refresh
+		was := o.Settings()
+		delete(was, "prm-refresh-epochs")
+		up := upgradeSettings(was)
+		then := o
+		if refresh {
+			then.PRMRefreshEpochs = LegacyPRMRefreshEpochs
+		}
+		if diff := settingsDiff(up, then.Settings()); len(diff) > 0 {
+			t.Errorf("refresh %v: upgraded settings differ from the run's: %v", refresh, diff)
+		}
+		diff := settingsDiff(up, o.Settings())
+		if refresh && (len(diff) != 1 || !strings.Contains(diff[0], "prm-refresh-epochs 500 (now 10)")) {
+			t.Errorf("an older refreshing run against the new default: diff %v, want prm-refresh-epochs 500 (now 10)", diff)
+		}
+		if _, ok := was["prm-refresh-epochs"]; ok {
+			t.Error("upgradeSettings modified its argument")
+		}
+	}
+}
+
+func TestConfigPassesTheRefreshBudget(t *testing.T) {
+	o := DefaultOptions()
+	o.Recipe, o.PRMRefresh, o.PRMRefreshEpochs = RecipePaper, true, 7
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Learner.PRMRefreshEpochs != 7 || !cfg.Learner.PRMRefresh {
+		t.Errorf("learner refresh epochs %d (refresh %v), want 7", cfg.Learner.PRMRefreshEpochs, cfg.Learner.PRMRefresh)
+	}
+	if err := cfg.Learner.Validate(); err != nil {
+		t.Errorf("learner config refused: %v", err)
+	}
+	o.PRMRefresh, o.PRMRefreshEpochs = false, DefaultPRMRefreshEpochs
+	if cfg, err = o.Config(); err != nil || cfg.Learner.PRMRefreshEpochs != 0 {
+		t.Errorf("without refresh: learner refresh epochs %d (%v), want 0 (unused)", cfg.Learner.PRMRefreshEpochs, err)
 	}
 }
 

@@ -175,3 +175,39 @@ func openStore(t *testing.T, dir string) jetstream.JetStream {
 	t.Cleanup(nc.Close)
 	return js
 }
+
+// A run that refreshes its PRM with an epoch budget, interrupted between
+// refreshes and resumed, ends with the policy of the uninterrupted run:
+// the resumed learner's refresher continues from the stored PRM version
+// on the same window.
+func TestInterruptedRefreshRunResumesToTheSamePolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	cfg := func() Config {
+		c := smallRun(t, t.TempDir(), true)
+		c.Learner.Trainer.Alpha = 0.25
+		c.Learner.Updates = 6
+		c.Learner.PRMRefresh, c.Learner.PRMRefreshEpochs = true, 3
+		return c
+	}
+	sumWhole, err := Run(context.Background(), cfg())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumParts := runInterrupted(t, cfg(), 3)
+	a, err := os.ReadFile(filepath.Join(sumWhole.ReportDir, PolicyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(sumParts.ReportDir, PolicyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("resumed refreshing run's final policy differs from the uninterrupted run's")
+	}
+	if sumWhole.EnvSteps != sumParts.EnvSteps {
+		t.Errorf("environment steps: whole %d, resumed %d", sumWhole.EnvSteps, sumParts.EnvSteps)
+	}
+}

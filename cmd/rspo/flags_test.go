@@ -73,3 +73,30 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return int(c)
 }
+
+// --prm-refresh-epochs takes a positive budget and only with --prm-refresh.
+func TestPRMRefreshEpochsFlag(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--prm-refresh", "--prm-refresh-epochs", "0"}, []string{"--prm-refresh-epochs", "0 is not a count"}},
+		{[]string{"--prm-refresh", "--prm-refresh-epochs", "-1"}, []string{"--prm-refresh-epochs", "-1 is not a count"}},
+		{[]string{"--prm-refresh-epochs", "5"}, []string{"prm-refresh-epochs is only used with prm-refresh"}},
+	} {
+		args := append([]string{"run", "--recipe", "paper", "--data", t.TempDir()}, tt.args...)
+		_, _, err := runRspo(testContext(t), args...)
+		if err == nil {
+			t.Fatalf("%v: accepted", tt.args)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q does not mention %q", tt.args, err, w)
+			}
+		}
+	}
+	out, _, err := runRspo(testContext(t), "run", "--recipe", "paper", "--prm-refresh", "--prm-refresh-epochs", "25", "--print-config")
+	if err != nil || !strings.Contains(out, "prm-refresh-epochs: 25") {
+		t.Errorf("--print-config: %v\n%s", err, out)
+	}
+}

@@ -125,6 +125,8 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.PRMRefresh, "prm-refresh", false, "retrain the PRM from the run's streams at every cycle end")
 	fs.StringArrayVar(&o.PRMRefreshExtra, "prm-refresh-extra-run", nil, "other recorded run mixed into every PRM refresh (repeatable; needs --prm-refresh)")
 	countVar(fs, &o.PRMRefreshWindow, "prm-refresh-window", "most recent own trajectories a PRM refresh trains on (needs --prm-refresh)")
+	countVar(fs, &o.PRMRefreshEpochs, "prm-refresh-epochs", "epoch budget of each PRM refresh: it continues the current PRM for at most this many epochs "+
+		"(early stopping on the held-out loss still applies); 500 is the trainer's full budget, the refresh of runs recorded before this flag (needs --prm-refresh)")
 	fs.StringVar(&o.PRMFeatures, "prm-features", o.PRMFeatures, "featurizer of the PRMs the run trains: hash (the step's words and their crossings) or context (also what the observation says about each action's object)")
 	fs.StringVar(&o.PRMTarget, "prm-target", o.PRMTarget, "fit target of the run's own PRM (warm-up, refresh): sum (eq. 7) or step (an action value, for --explore-tilt)")
 	countVar(fs, &o.PRMWarmupTasks, "prm-warmup-tasks", "tasks of the PRM warm-up when no --prm is given")

@@ -66,8 +66,8 @@ func newServePRMCmd() *cobra.Command {
 	fs.Uint64Var(&f.noiseSeed, "noise-seed", 1, "seed of the score noise")
 	fs.StringVar(&f.queueGroup, "queue-group", "", "queue group shared by instances (default micro's)")
 	refuseFlags(fs, "the learner refreshes the PRM and names each version in its cycle plans "+
-		"(rspo serve learner --prm-refresh, --prm-refresh-extra-run, --prm-refresh-window); this service reloads every version it publishes",
-		[]string{"refresh", "extra-run", "refresh-window"}, "refresh")
+		"(rspo serve learner --prm-refresh, --prm-refresh-extra-run, --prm-refresh-window, --prm-refresh-epochs); this service reloads every version it publishes",
+		[]string{"refresh", "extra-run", "refresh-window", "refresh-epochs"}, "refresh")
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }

@@ -61,7 +61,7 @@ func TestServePRM(t *testing.T) {
 // explorers use): the scoring service refuses --refresh and says where it
 // belongs, instead of publishing versions of its own under the same names.
 func TestServePRMRefusesRefresh(t *testing.T) {
-	for _, flag := range []string{"--refresh", "--extra-run", "--refresh-window"} {
+	for _, flag := range []string{"--refresh", "--extra-run", "--refresh-window", "--refresh-epochs"} {
 		args := []string{"serve", "prm", "--nats", "nats://127.0.0.1:1", "--run", "sp2", "--random", "1", flag}
 		if flag != "--refresh" {
 			args = append(args, "x")

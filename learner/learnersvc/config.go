@@ -109,6 +109,14 @@ type Config struct {
 	// PRMRefreshWindow is how many of the run's most recent trajectories a
 	// refresh trains on. Default 8192; needs PRMRefresh.
 	PRMRefreshWindow int
+	// PRMRefreshEpochs is each refresh's epoch budget: a refresh continues
+	// the current PRM for at most this many epochs on the window (early
+	// stopping on the held-out loss still applies) and keeps its best
+	// epoch (prmsvc.RefreshConfig.Epochs). 0 leaves PRMTrain.MaxEpochs
+	// (default 500) in force, the unbounded refresh; rspo run's
+	// --prm-refresh-epochs refuses 0 and defaults to
+	// pipeline.DefaultPRMRefreshEpochs. Needs PRMRefresh.
+	PRMRefreshEpochs int
 	// PRMTrain configures PRM training (warm-up and refresh).
 	PRMTrain prm.TrainConfig
 
@@ -298,8 +306,11 @@ func (c Config) Validate() error {
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if !c.PRMRefresh && (len(c.PRMRefreshExtraRuns) > 0 || c.PRMRefreshWindow != 0) {
-		bad("PRM refresh extra runs and window are only used with PRM refresh (--prm-refresh)")
+	if !c.PRMRefresh && (len(c.PRMRefreshExtraRuns) > 0 || c.PRMRefreshWindow != 0 || c.PRMRefreshEpochs != 0) {
+		bad("PRM refresh extra runs, window and epochs are only used with PRM refresh (--prm-refresh)")
+	}
+	if c.PRMRefreshEpochs < 0 {
+		bad("PRM refresh epochs %d: want a positive epoch budget (0: the trainer's MaxEpochs)", c.PRMRefreshEpochs)
 	}
 	if c.PRMRefreshWindow < 0 {
 		bad("PRM refresh window %d: want a positive number of trajectories", c.PRMRefreshWindow)

@@ -71,7 +71,7 @@ func (s *Service) prmTrainConfig() prm.TrainConfig {
 }
 
 // refreshPRM retrains the PRM on the run's recorded trajectories (warm
-// start from the current version) and publishes the new version for the
+// start from the current version, at most PRMRefreshEpochs epochs) and publishes the new version for the
 // next cycle. Too little data keeps the current version.
 func (s *Service) refreshPRM(ctx context.Context, cycle int64) error {
 	if s.refresher == nil {
@@ -80,7 +80,7 @@ func (s *Service) refreshPRM(ctx context.Context, cycle int64) error {
 			extra[i] = prmsvc.Source{Run: run}
 		}
 		r, err := prmsvc.NewRefresher(s.js, prmsvc.RefreshConfig{Run: s.cfg.Run, Initial: s.prm, Extra: extra,
-			Window: s.cfg.PRMRefreshWindow, Train: s.prmTrainConfig(), Publish: true})
+			Window: s.cfg.PRMRefreshWindow, Epochs: s.cfg.PRMRefreshEpochs, Train: s.prmTrainConfig(), Publish: true})
 		if err != nil {
 			return err
 		}

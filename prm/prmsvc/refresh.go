@@ -1,8 +1,10 @@
 package prmsvc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,6 +32,14 @@ type RefreshConfig struct {
 	// Train configures each refresh; WarmStart and Version are managed by
 	// the Refresher (the previous version, and its version + 1).
 	Train prm.TrainConfig
+	// Epochs, when positive, is each refresh's epoch budget: it replaces
+	// Train.MaxEpochs, so a refresh continues the previous version for at
+	// most Epochs epochs (fewer if Train.Patience epochs pass without a
+	// held-out improvement) and keeps its best epoch. A refresh without a
+	// previous version (no Initial) trains a fresh model on the same
+	// budget. 0 leaves Train.MaxEpochs (default 500) in force: the
+	// unbounded refresh. Negative is refused.
+	Epochs int
 	// Publish stores and announces each version (Publish) and reports its
 	// TrainReport as a metrics event (component "prm", kind "prm").
 	// Default false.
@@ -39,8 +49,9 @@ type RefreshConfig struct {
 // Refresher retrains the PRM from a run's own streams at every cycle, as
 // successes appear: each Refresh reads what was recorded since the last one
 // (on-policy trajectories and swapped explorer records), warm-starts from
-// the previous version and, if asked, publishes the new version. It is not
-// safe for concurrent use.
+// the previous version (for at most Epochs epochs when set) on its window
+// and, if asked, publishes the new version. It is not safe for concurrent
+// use.
 type Refresher struct {
 	cfg    RefreshConfig
 	js     jetstream.JetStream
@@ -58,6 +69,9 @@ func NewRefresher(js jetstream.JetStream, cfg RefreshConfig) (*Refresher, error)
 	}
 	if cfg.Window == 0 {
 		cfg.Window = 8192
+	}
+	if cfg.Epochs < 0 {
+		return nil, fmt.Errorf("%w: epochs %d is negative (0 keeps the trainer's MaxEpochs)", ErrInvalidConfig, cfg.Epochs)
 	}
 	if cfg.Window < prm.MinTrajectories {
 		return nil, fmt.Errorf("%w: window %d below %d", ErrInvalidConfig, cfg.Window, prm.MinTrajectories)
@@ -83,6 +97,9 @@ func (r *Refresher) Refresh(ctx context.Context, cycle int64) (*prm.Model, prm.T
 	data := append(append(make([]*schemas.Trajectory, 0, len(r.extra)+len(r.window)), r.extra...), r.window...)
 	cfg := r.cfg.Train
 	cfg.WarmStart, cfg.Version = r.model, 0
+	if r.cfg.Epochs > 0 {
+		cfg.MaxEpochs = r.cfg.Epochs
+	}
 	if r.model == nil {
 		cfg.Version = 1
 	}
@@ -107,12 +124,25 @@ func (r *Refresher) loadExtra(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sortTrajectories(trajs)
 	r.extra, r.loaded = trajs, true
 	return nil
 }
 
-// readNew appends the run's trajectories recorded since the last call and
-// trims the window to its most recent Window trajectories.
+// sortTrajectories orders trajs by cycle, source and id: what a refresh
+// trains on then depends on which trajectories were recorded, not on the
+// order the run's producers published them in (concurrent actors) nor on
+// how many refreshes read them (a resumed learner reads all at once), so
+// the same run refreshes to the same PRM bit for bit.
+func sortTrajectories(trajs []*schemas.Trajectory) {
+	slices.SortStableFunc(trajs, func(a, b *schemas.Trajectory) int {
+		return cmp.Or(cmp.Compare(a.Cycle, b.Cycle), cmp.Compare(a.Source, b.Source), cmp.Compare(a.ID, b.ID))
+	})
+}
+
+// readNew adds the run's trajectories recorded since the last call, keeps
+// the window in sortTrajectories' order and trims it to its Window most
+// recent (latest cycles) trajectories.
 func (r *Refresher) readNew(ctx context.Context) error {
 	for _, subj := range DefaultSubjects {
 		src := Source{Run: r.cfg.Run, FromSeq: r.next[subj], Subjects: []streams.SubjectKind{subj}}
@@ -125,6 +155,7 @@ func (r *Refresher) readNew(ctx context.Context) error {
 		}
 		r.window = append(r.window, trajs...)
 	}
+	sortTrajectories(r.window)
 	if over := len(r.window) - r.cfg.Window; over > 0 {
 		r.window = append(r.window[:0:0], r.window[over:]...)
 	}

@@ -1,7 +1,10 @@
 package prmsvc
 
 import (
+	"bytes"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rspo-dev/rspo/prm"
@@ -83,5 +86,146 @@ func TestRefresherWithOutsideKnowledge(t *testing.T) {
 	}
 	if rep.Trajectories != 110 {
 		t.Errorf("trained on %d trajectories, want 100 from the easy run + 10 own", rep.Trajectories)
+	}
+}
+
+// TestRefresherEpochBudget bounds a refresh to Epochs epochs: it continues
+// the previous version (the same model prm.Train makes warm-started from
+// it, not a fresh one), runs exactly the budget while the held-out loss
+// has patience left, overrides Train.MaxEpochs, and is deterministic.
+func TestRefresherEpochBudget(t *testing.T) {
+	ctx := testContext(t)
+	_, js := streamstest.Connect(t, streamstest.RunServer(t))
+	trajs, _ := prmtest.Decisive("budget", 3, 80, 5)
+	record(t, ctx, js, trajs)
+	prev, _, err := prm.Train(ctx, trajs[:40], prm.TrainConfig{Seed: 9, MaxEpochs: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = 3
+	train := prm.TrainConfig{Seed: 1, MaxEpochs: 30, Patience: 100}
+	refresh := func() (*prm.Model, prm.TrainReport, *Refresher) {
+		t.Helper()
+		r, err := NewRefresher(js, RefreshConfig{Run: "budget", Initial: prev, Epochs: k, Train: train})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, rep, err := r.Refresh(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, rep, r
+	}
+	m, rep, r := refresh()
+	if rep.Epochs != k || !rep.WarmStart || rep.FromVersion != prev.Version || m.Version != prev.Version+1 {
+		t.Errorf("report: %d epochs, warm %v from %d, version %d; want %d epochs warm from %d, version %d",
+			rep.Epochs, rep.WarmStart, rep.FromVersion, m.Version, k, prev.Version, prev.Version+1)
+	}
+	got := encode(t, m)
+	wantCfg := train
+	wantCfg.WarmStart, wantCfg.MaxEpochs = prev, k
+	want, _, err := prm.Train(ctx, r.window, wantCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, encode(t, want)) {
+		t.Error("the refreshed model is not prm.Train's warm start from the previous version with the epoch budget")
+	}
+	freshCfg := train
+	freshCfg.MaxEpochs = k
+	fresh, _, err := prm.Train(ctx, r.window, freshCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.Version = m.Version
+	if bytes.Equal(got, encode(t, fresh)) {
+		t.Error("the refreshed model equals a fresh model's: the previous version was not continued")
+	}
+	again, _, _ := refresh()
+	if !bytes.Equal(got, encode(t, again)) {
+		t.Error("two refreshes with the same seed and data differ")
+	}
+	if prev.Version != 1 || !bytes.Equal(encode(t, prev), encode(t, r.cfg.Initial)) {
+		t.Error("the previous version was modified")
+	}
+}
+
+// TestRefresherEpochsZeroKeepsTrainBudget: Epochs 0 leaves Train.MaxEpochs
+// in force (the unbounded refresh); a negative budget is refused.
+func TestRefresherEpochsZeroKeepsTrainBudget(t *testing.T) {
+	ctx := testContext(t)
+	_, js := streamstest.Connect(t, streamstest.RunServer(t))
+	trajs, _ := prmtest.Decisive("full", 4, 40, 5)
+	record(t, ctx, js, trajs)
+	r, err := NewRefresher(js, RefreshConfig{Run: "full", Train: prm.TrainConfig{Seed: 1, MaxEpochs: 4, Patience: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, rep, err := r.Refresh(ctx, 1); err != nil || rep.Epochs != 4 {
+		t.Errorf("refresh: %d epochs (%v), want Train.MaxEpochs 4", rep.Epochs, err)
+	}
+	if _, err := NewRefresher(js, RefreshConfig{Run: "full", Epochs: -1}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "epochs -1") {
+		t.Errorf("epochs -1: got %v, want ErrInvalidConfig naming the epochs", err)
+	}
+}
+
+func encode(t *testing.T, m *prm.Model) []byte {
+	t.Helper()
+	b, err := prm.EncodeSnapshot(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestRefresherIgnoresRecordingOrder: the same trajectories recorded in
+// another order (concurrent producers) and read by fewer refreshes (a
+// resumed learner, starting from the stored version) refresh to the same
+// PRM bit for bit.
+func TestRefresherIgnoresRecordingOrder(t *testing.T) {
+	ctx := testContext(t)
+	trajs, _ := prmtest.Decisive("order", 5, 60, 5)
+	for i, tr := range trajs {
+		tr.Cycle = int64(i / 30)
+	}
+	cfg := RefreshConfig{Run: "order", Epochs: 4, Train: prm.TrainConfig{Seed: 2}}
+	_, js1 := streamstest.Connect(t, streamstest.RunServer(t))
+	record(t, ctx, js1, trajs[:30])
+	r1, err := NewRefresher(js1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, _, err := r1.Refresh(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, ctx, js1, trajs[30:])
+	v2, _, err := r1.Refresh(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, js2 := streamstest.Connect(t, streamstest.RunServer(t))
+	reversed := slices.Clone(trajs)
+	slices.Reverse(reversed)
+	for _, tr := range reversed { // each as the first recording had it
+		publish := streams.PublishTrajectory
+		if tr.Swapped {
+			publish = streams.PublishSwapped
+		}
+		if _, err := publish(ctx, js2, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.Initial = v1
+	r2, err := NewRefresher(js2, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, _, err := r2.Refresh(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encode(t, v2), encode(t, resumed)) {
+		t.Error("the same trajectories recorded in reverse and read at once refresh to another PRM")
 	}
 }
