@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -109,20 +108,12 @@ func (r EvalResult) Answers(s EvalShard) error {
 }
 
 // EncodeEvalResult returns the JSON wire form of r after validating it.
-func EncodeEvalResult(r EvalResult) ([]byte, error) {
-	if err := r.Validate(); err != nil {
-		return nil, err
-	}
-	return json.Marshal(r)
-}
+func EncodeEvalResult(r EvalResult) ([]byte, error) { return encodeValidated(r) }
 
 // DecodeEvalResult parses and validates an evaluation result.
 func DecodeEvalResult(b []byte) (EvalResult, error) {
-	var r EvalResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		return EvalResult{}, &ValidationError{Field: "eval result", Reason: fmt.Sprintf("not valid JSON: %v", err)}
-	}
-	if err := r.Validate(); err != nil {
+	r, err := decodeValidated[EvalResult](b, "eval result")
+	if err != nil {
 		return EvalResult{}, err
 	}
 	return r, nil

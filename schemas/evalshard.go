@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -141,20 +140,12 @@ func checkEvalName(field, name string) error {
 }
 
 // EncodeEvalShard returns the JSON wire form of s after validating it.
-func EncodeEvalShard(s EvalShard) ([]byte, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	return json.Marshal(s)
-}
+func EncodeEvalShard(s EvalShard) ([]byte, error) { return encodeValidated(s) }
 
 // DecodeEvalShard parses and validates an evaluation shard.
 func DecodeEvalShard(b []byte) (EvalShard, error) {
-	var s EvalShard
-	if err := json.Unmarshal(b, &s); err != nil {
-		return EvalShard{}, &ValidationError{Field: "eval shard", Reason: fmt.Sprintf("not valid JSON: %v", err)}
-	}
-	if err := s.Validate(); err != nil {
+	s, err := decodeValidated[EvalShard](b, "eval shard")
+	if err != nil {
 		return EvalShard{}, err
 	}
 	if len(s.EnvOptions) == 0 {

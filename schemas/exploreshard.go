@@ -1,7 +1,6 @@
 package schemas
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -71,20 +70,12 @@ func ShardsOf(run string, cycle, policyVersion int64, p CyclePlan) []ExploreShar
 }
 
 // EncodeExploreShard returns the JSON wire form of s after validating it.
-func EncodeExploreShard(s ExploreShard) ([]byte, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	return json.Marshal(s)
-}
+func EncodeExploreShard(s ExploreShard) ([]byte, error) { return encodeValidated(s) }
 
 // DecodeExploreShard parses and validates an explore shard.
 func DecodeExploreShard(b []byte) (ExploreShard, error) {
-	var s ExploreShard
-	if err := json.Unmarshal(b, &s); err != nil {
-		return ExploreShard{}, &ValidationError{Field: "explore shard", Reason: fmt.Sprintf("not valid JSON: %v", err)}
-	}
-	if err := s.Validate(); err != nil {
+	s, err := decodeValidated[ExploreShard](b, "explore shard")
+	if err != nil {
 		return ExploreShard{}, err
 	}
 	return s, nil
