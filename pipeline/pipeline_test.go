@@ -121,19 +121,26 @@ func TestInterruptedRunResumesToTheSamePolicy(t *testing.T) {
 	parts := smallRun(t, t.TempDir(), true)
 	parts.Learner.Trainer.Alpha = 0.25
 	sumParts := runInterrupted(t, parts, 3)
-	a, err := os.ReadFile(filepath.Join(sumWhole.ReportDir, PolicyFile))
+	sameRun(t, sumWhole, sumParts, "resumed run's")
+}
+
+// sameRun fails t unless the resumed run (parts) trained the uninterrupted
+// run's (whole) final policy, byte for byte, in as many environment steps.
+func sameRun(t *testing.T, whole, parts Summary, what string) {
+	t.Helper()
+	a, err := os.ReadFile(filepath.Join(whole.ReportDir, PolicyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(sumParts.ReportDir, PolicyFile))
+	b, err := os.ReadFile(filepath.Join(parts.ReportDir, PolicyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(a) != string(b) {
-		t.Errorf("resumed run's final policy differs from the uninterrupted run's")
+		t.Errorf("%s final policy differs from the uninterrupted run's", what)
 	}
-	if sumWhole.EnvSteps != sumParts.EnvSteps {
-		t.Errorf("environment steps: whole %d, resumed %d", sumWhole.EnvSteps, sumParts.EnvSteps)
+	if whole.EnvSteps != parts.EnvSteps {
+		t.Errorf("environment steps: whole %d, resumed %d", whole.EnvSteps, parts.EnvSteps)
 	}
 }
 
@@ -196,18 +203,5 @@ func TestInterruptedRefreshRunResumesToTheSamePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	sumParts := runInterrupted(t, cfg(), 3)
-	a, err := os.ReadFile(filepath.Join(sumWhole.ReportDir, PolicyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(sumParts.ReportDir, PolicyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(a) != string(b) {
-		t.Errorf("resumed refreshing run's final policy differs from the uninterrupted run's")
-	}
-	if sumWhole.EnvSteps != sumParts.EnvSteps {
-		t.Errorf("environment steps: whole %d, resumed %d", sumWhole.EnvSteps, sumParts.EnvSteps)
-	}
+	sameRun(t, sumWhole, sumParts, "resumed refreshing run's")
 }
