@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -76,9 +75,9 @@ func (f *prmSourceFlags) sources() ([]prmsvc.Source, error) {
 	return srcs, nil
 }
 
-// load reads every file and replays every run (connecting with nf only if
+// load reads every file and replays every run (opening store only if
 // there are runs). It reports what it read to stderr.
-func (f *prmSourceFlags) load(ctx context.Context, nf *natsFlags, stderr io.Writer) ([]*schemas.Trajectory, error) {
+func (f *prmSourceFlags) load(ctx context.Context, store *sourceFlags, stderr io.Writer) ([]*schemas.Trajectory, error) {
 	srcs, err := f.sources()
 	if err != nil {
 		return nil, err
@@ -95,11 +94,11 @@ func (f *prmSourceFlags) load(ctx context.Context, nf *natsFlags, stderr io.Writ
 	if len(srcs) == 0 {
 		return all, nil
 	}
-	nc, js, err := nf.connect(ctx, "rspo-prm")
+	js, closeStore, err := store.open(ctx, "rspo-prm")
 	if err != nil {
 		return nil, err
 	}
-	defer nc.Close()
+	defer closeStore()
 	trajs, st, err := prmsvc.Collect(ctx, js, srcs)
 	if err != nil {
 		return nil, err
@@ -137,15 +136,18 @@ func (f *prmPublishFlags) validate() error {
 }
 
 // run publishes m if asked, reporting the event to stderr.
-func (f *prmPublishFlags) run(ctx context.Context, nf *natsFlags, m *prm.Model, metrics map[string]float64, stderr io.Writer) error {
+func (f *prmPublishFlags) run(ctx context.Context, store *sourceFlags, m *prm.Model, metrics map[string]float64, stderr io.Writer) error {
 	if !f.publish {
 		return nil
 	}
-	closeConn, js, err := connectJS(ctx, nf, "rspo-prm")
+	js, closeStore, err := store.open(ctx, "rspo-prm")
 	if err != nil {
 		return err
 	}
-	defer closeConn()
+	defer closeStore()
+	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
+		return err
+	}
 	e, err := prmsvc.Publish(ctx, js, f.asRun, m, prmsvc.PublishOptions{Cycle: f.cycle, Metrics: metrics})
 	if err != nil {
 		return err
@@ -218,7 +220,7 @@ func (f *prmTrainFlags) config(ctx context.Context, fs *pflag.FlagSet) (prm.Trai
 
 func newPRMTrainCmd() *cobra.Command {
 	var (
-		nf     natsFlags
+		store  sourceFlags
 		src    prmSourceFlags
 		tf     prmTrainFlags
 		pub    prmPublishFlags
@@ -251,7 +253,7 @@ func newPRMTrainCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			trajs, err := src.load(ctx, &nf, stderr)
+			trajs, err := src.load(ctx, &store, stderr)
 			if err != nil {
 				return err
 			}
@@ -265,10 +267,10 @@ func newPRMTrainCmd() *cobra.Command {
 			if err := printTrainReport(cmd.OutOrStdout(), rep, out, asJSON); err != nil {
 				return err
 			}
-			return pub.run(ctx, &nf, m, rep.Metrics(), stderr)
+			return pub.run(ctx, &store, m, rep.Metrics(), stderr)
 		},
 	}
-	nf.register(cmd.Flags())
+	store.register(cmd.Flags())
 	src.register(cmd.Flags())
 	tf.register(cmd.Flags())
 	pub.register(cmd.Flags())
@@ -301,7 +303,7 @@ func printTrainReport(w io.Writer, r prm.TrainReport, out string, asJSON bool) e
 
 func newPRMEvalCmd() *cobra.Command {
 	var (
-		nf     natsFlags
+		store  sourceFlags
 		src    prmSourceFlags
 		model  string
 		asJSON bool
@@ -322,7 +324,7 @@ func newPRMEvalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			trajs, err := src.load(cmd.Context(), &nf, cmd.ErrOrStderr())
+			trajs, err := src.load(cmd.Context(), &store, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -333,7 +335,7 @@ func newPRMEvalCmd() *cobra.Command {
 			return printEvaluation(cmd.OutOrStdout(), m, e, asJSON)
 		},
 	}
-	nf.register(cmd.Flags())
+	store.register(cmd.Flags())
 	src.register(cmd.Flags())
 	cmd.Flags().StringVar(&model, "model", "", "PRM snapshot to evaluate (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the evaluation as JSON")
@@ -354,10 +356,10 @@ func printEvaluation(w io.Writer, m *prm.Model, e prm.Evaluation, asJSON bool) e
 
 func newPRMRandomCmd() *cobra.Command {
 	var (
-		nf   natsFlags
-		pub  prmPublishFlags
-		seed uint64
-		out  string
+		store sourceFlags
+		pub   prmPublishFlags
+		seed  uint64
+		out   string
 	)
 	cmd := &cobra.Command{
 		Use:   "random",
@@ -378,28 +380,14 @@ func newPRMRandomCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "random PRM (seed %d, version %d) written to %s\n", seed, m.Version, out)
-			return pub.run(cmd.Context(), &nf, m, nil, cmd.ErrOrStderr())
+			return pub.run(cmd.Context(), &store, m, nil, cmd.ErrOrStderr())
 		},
 	}
-	nf.register(cmd.Flags())
+	store.register(cmd.Flags())
 	pub.register(cmd.Flags())
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random weights")
 	cmd.Flags().StringVar(&out, "out", "", "write the snapshot here (required)")
 	return cmd
-}
-
-// connectJS connects with nf and ensures the rspo topology; the returned
-// function closes the connection.
-func connectJS(ctx context.Context, nf *natsFlags, name string) (func(), jetstream.JetStream, error) {
-	nc, js, err := nf.connect(ctx, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := streams.Ensure(ctx, js, streams.Options{}); err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	return nc.Close, js, nil
 }
 
 // kindNames and kinds convert subject kinds to and from flag values.

@@ -198,3 +198,40 @@ func TestPRMCollectPresetIsADeprecatedAlias(t *testing.T) {
 		t.Errorf("output %q does not say --preset is deprecated in favour of --env-opt", both)
 	}
 }
+
+// prm train, eval and random read and publish to the store of rspo run
+// given as --data, with no server started first: the run's trajectories
+// train the model, and a published model lands in that store.
+func TestPRMCommandsOnARunsStore(t *testing.T) {
+	src, run := trainedRun(t)
+	dir := t.TempDir() // a copy: the recorded run is shared by other tests
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	model := filepath.Join(t.TempDir(), "prm.bin")
+	out, stderr, err := runRspo(ctx, "prm", "train", "--data", dir, "--run", run, "--out", model, "--epochs", "3",
+		"--publish", "--as-run", "other")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "from 1 run(s)") || strings.Contains(stderr, "read 0 trajectories") || !strings.Contains(out, "wrote "+model) {
+		t.Errorf("prm train --data: stdout %q, stderr %q", out, stderr)
+	}
+	if out, stderr, err = runRspo(ctx, "prm", "eval", "--data", dir, "--run", run, "--model", model); err != nil ||
+		!strings.Contains(out, "AUC") {
+		t.Errorf("prm eval --data: %v, stdout %q, stderr %q", err, out, stderr)
+	}
+	if _, stderr, err = runRspo(ctx, "prm", "random", "--data", dir, "--out", filepath.Join(t.TempDir(), "r.bin"),
+		"--publish", "--as-run", "other"); err != nil {
+		t.Fatalf("prm random --data: %v\n%s", err, stderr)
+	}
+	out, stderr, err = runRspo(ctx, "replay", "--data", dir, "--run", "other", "--subject", "ctrl.prm.published")
+	if err != nil || strings.Count(out, `"type":"prm.published"`) != 2 {
+		t.Errorf("published models in the store: %v\n%s\n%s", err, out, stderr)
+	}
+	if _, _, err = runRspo(ctx, "prm", "train", "--data", dir, "--nats", "nats://127.0.0.1:1", "--run", run, "--out", model); err == nil ||
+		!strings.Contains(err.Error(), "exclusive") {
+		t.Errorf("--data with --nats: %v, want a refusal", err)
+	}
+}
