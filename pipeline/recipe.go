@@ -130,17 +130,33 @@ func runSources(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// sourceSteps adds up the environment steps of the source runs, for the
-// compute-fair count: the PRM's knowledge was paid for in those steps.
+// sourceSteps adds up the environment steps of the source runs, and of
+// the runs their own PRMs were trained on (a curriculum's earlier stages),
+// each run once, for the compute-fair count: the PRM's knowledge was paid
+// for in those steps.
 func sourceSteps(ctx context.Context, js jetstream.JetStream, runs []string) (int64, error) {
 	var n int64
-	for _, run := range runs {
+	seen := map[string]bool{}
+	for len(runs) > 0 {
+		run := runs[0]
+		runs = runs[1:]
+		if seen[run] {
+			continue
+		}
+		seen[run] = true
 		cp, ok, err := learnersvc.LoadCheckpoint(ctx, js, run)
 		if err != nil {
 			return 0, err
 		}
 		if ok {
 			n += cp.EnvStepsActor + cp.EnvStepsExplorer
+		}
+		rec, err := loadSourcePRMRecord(ctx, js, run)
+		if err != nil {
+			return 0, err
+		}
+		if rec != nil {
+			runs = append(runs, rec.Provenance.Sources...)
 		}
 	}
 	return n, nil

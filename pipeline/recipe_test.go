@@ -103,3 +103,50 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 		t.Errorf("PRM records: first %+v, second %+v; want the second to reuse the PRM the first trained", sum.SourcePRM, sum2.SourcePRM)
 	}
 }
+
+// A PRM source run whose own PRM came from other runs brings their steps
+// too: a run tilted by a PRM of B, whose PRM came from A, counts A's and
+// B's environment steps, each once.
+func TestSourceStepsCountTheSourcesOfSources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	s := streamstest.RunServer(t)
+	dir := t.TempDir()
+	run := func(name string, rspo bool, sources ...string) Summary {
+		o := DefaultOptions()
+		o.Run, o.Data, o.EnvOptions, o.RSPO, o.PRMSources = name, dir, map[string]string{"preset": "easy"}, rspo, sources
+		o.Updates, o.Tasks, o.GroupSize, o.K, o.Alpha, o.EvalEpisodes = 2, 4, 4, 2, 0.25, 4
+		if !rspo {
+			o.Recipe = RecipePaper
+		}
+		o, err := o.WithRecipe(func(string) bool { return false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := o.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.NATSURL, cfg.Logger = s.ClientURL(), smallRun(t, dir, true).Logger
+		sum, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	a := run("a", false)
+	b := run("b", true, "a")
+	c := run("c", true, "b")
+	d := run("d", true, "b", "a") // a named directly and as b's source
+	if b.EnvStepsSource != a.EnvSteps || a.EnvSteps == 0 {
+		t.Errorf("b's source steps %d, want a's %d", b.EnvStepsSource, a.EnvSteps)
+	}
+	want := a.EnvSteps + b.EnvSteps
+	if c.EnvStepsSource != want {
+		t.Errorf("c's source steps %d, want b's and its source a's %d", c.EnvStepsSource, want)
+	}
+	if d.EnvStepsSource != want {
+		t.Errorf("d's source steps %d, want %d (a counted once)", d.EnvStepsSource, want)
+	}
+}
