@@ -38,7 +38,7 @@ func newServeNATSCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.data, "data", "", "directory for JetStream data (required)")
+	fs.StringVar(&f.data, "data", "", "directory for JetStream data (required); the --data of rspo run serves that run's store, DIR/nats")
 	fs.StringVar(&f.host, "host", "127.0.0.1", "listen address (0.0.0.0 for every interface)")
 	fs.IntVar(&f.port, "port", 4222, "client port (-1 picks a free one)")
 	fs.StringVar(&f.user, "user", "", "require this user name from clients (with --password)")
@@ -66,6 +66,10 @@ func serveNATS(ctx context.Context, f serveNATSFlags, stderr io.Writer) error {
 	}
 	if err := opts.Validate(); err != nil {
 		return err
+	}
+	if dir, err := storeDir(f.data); err == nil && dir != f.data { // rspo run's --data: its store is DIR/nats
+		fmt.Fprintf(stderr, "rspo: %s holds the store of rspo run --data %s: serving it\n", dir, f.data)
+		f.data = dir
 	}
 	e, err := streams.StartEmbedded(streams.EmbeddedConfig{
 		StoreDir: f.data, Host: f.host, Port: f.port, User: f.user, Password: f.password,

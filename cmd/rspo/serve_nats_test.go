@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -157,5 +159,27 @@ func TestServeNATSMonitorPort(t *testing.T) {
 	}
 	if varz.ServerName != "rspo" || varz.JetStream.Config == nil {
 		t.Errorf("/varz: server %q, JetStream config %v; want rspo with JetStream on", varz.ServerName, varz.JetStream.Config)
+	}
+}
+
+// Serving the --data of rspo run serves the run's store (DIR/nats), not a
+// new empty store beside it.
+func TestServeNATSServesTheStoreOfARun(t *testing.T) {
+	src, run := trainedRun(t)
+	dir := t.TempDir() // a copy: the recorded run is shared by other tests
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := startServeNATS(t, serveNATSFlags{data: dir, host: "127.0.0.1", port: -1})
+	defer func() { _ = stop() }()
+	out, _, err := runRspo(testContext(t), "streams", "--nats", url, "--run", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^rspo\.` + run + `\.traj\.onpolicy\s+[1-9]`).MatchString(out) {
+		t.Errorf("want the run's trajectories served; got:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "jetstream")); !os.IsNotExist(err) {
+		t.Errorf("a second store was made beside the run's: %v", err)
 	}
 }
