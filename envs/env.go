@@ -117,6 +117,15 @@ type Planner interface {
 	ExpertAction(ep Episode) (string, error)
 }
 
+// TrainTaskTyper is implemented by environments whose train split may pose
+// only some of their task types (the household's easier presets), while
+// their fixed eval splits hold every type.
+type TrainTaskTyper interface {
+	// TrainTaskTypes lists the task types train tasks are drawn from, in
+	// TaskTypes order.
+	TrainTaskTypes() []string
+}
+
 // Errors returned by environments.
 var (
 	ErrEpisodeDone  = errors.New("envs: episode is done")

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/pipeline"
 )
 
@@ -277,11 +278,29 @@ func applyRecipe(fs *pflag.FlagSet, keys []string, o *runOptions) error {
 }
 
 // presetNote warns where train and eval success measure different task
-// mixes: the household's easy preset trains only pick_and_place, while its
-// eval splits hold every task type.
+// mixes: a setting whose train tasks lack some task types (the household's
+// easy preset trains only pick_and_place, medium four of six) while its
+// eval splits hold every type.
 func presetNote(o runOptions) string {
-	if o.Env != "household" || o.EnvOptions["preset"] != "easy" {
+	env, err := envs.New(o.Env, o.EnvOptions)
+	if err != nil {
 		return ""
 	}
-	return "rspo: note: the easy preset trains only pick_and_place tasks; the eval splits hold all six task types, so eval success stays well below train success"
+	tt, ok := env.(envs.TrainTaskTyper)
+	if !ok {
+		return ""
+	}
+	train, all := tt.TrainTaskTypes(), env.TaskTypes()
+	if len(train) == len(all) {
+		return ""
+	}
+	var missing []string
+	for _, t := range all {
+		if !slices.Contains(train, t) {
+			missing = append(missing, t)
+		}
+	}
+	return fmt.Sprintf("rspo: note: this setting trains %d of the %d task types (never %s); the eval splits hold all %d, "+
+		"so eval success stays below train success (--eval-splits train also evaluates held-out train tasks)",
+		len(train), len(all), strings.Join(missing, ", "), len(all))
 }

@@ -53,14 +53,30 @@ func TestSummarySaysWhereThePRMCameFrom(t *testing.T) {
 	}
 }
 
-func TestEasyPresetSaysWhatItTrains(t *testing.T) {
-	o := defaultRunOptions()
-	o.EnvOptions = map[string]string{"preset": "easy"}
-	if n := presetNote(o); !strings.Contains(n, "pick_and_place") {
-		t.Errorf("easy preset note %q", n)
+func TestPresetSaysWhatItTrains(t *testing.T) {
+	tests := []struct {
+		env  string
+		opts map[string]string
+		want []string // in the note; none: no note
+	}{
+		{"household", map[string]string{"preset": "easy"}, []string{"trains 1 of the 6", "pick_two_and_place", "pick_cool_then_place"}},
+		{"household", map[string]string{"preset": "medium"}, []string{"trains 4 of the 6", "never pick_two_and_place, pick_cool_then_place)"}},
+		{"household", nil, nil},
+		{"household", map[string]string{"preset": "hard"}, nil},
+		{"household", map[string]string{"task_types": "pick_and_place,pick_cool_then_place"}, []string{"trains 2 of the 6"}},
+		{"shop", nil, nil},
 	}
-	o.EnvOptions = map[string]string{"preset": "medium"}
-	if n := presetNote(o); n != "" {
-		t.Errorf("medium preset got a note %q", n)
+	for _, tt := range tests {
+		o := defaultRunOptions()
+		o.Env, o.EnvOptions = tt.env, tt.opts
+		n := presetNote(o)
+		if len(tt.want) == 0 && n != "" {
+			t.Errorf("%s %v: got a note %q", tt.env, tt.opts, n)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(n, w) {
+				t.Errorf("%s %v: note %q, want %q in it", tt.env, tt.opts, n, w)
+			}
+		}
 	}
 }

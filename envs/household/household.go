@@ -63,6 +63,19 @@ func (env *Env) Splits() []string {
 	return []string{envs.SplitTrain, envs.SplitEvalIn, envs.SplitEvalOut}
 }
 
+// TrainTaskTypes lists the task types of this configuration's train mix
+// (envs.TrainTaskTyper): the easy preset trains pick_and_place only, medium
+// four of the six; the eval splits hold all six whatever the preset.
+func (env *Env) TrainTaskTypes() []string {
+	var out []string
+	for t, w := range env.cfg.TaskMix {
+		if w > 0 {
+			out = append(out, typeNames[t])
+		}
+	}
+	return out
+}
+
 // TaskTypes lists the six ALFWorld task types.
 func (env *Env) TaskTypes() []string { return TaskTypes() }
 
