@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 
 	"github.com/rspo-dev/rspo/streams"
@@ -176,6 +178,35 @@ func TestShardedEvaluationDeadLettersHostileResults(t *testing.T) {
 	for _, h := range hostile {
 		if !slices.ContainsFunc(reasons, func(r string) bool { return strings.Contains(r, h.want) }) {
 			t.Errorf("the result %s: no dead letter naming %q in %q", h.name, h.want, reasons)
+		}
+	}
+}
+
+// playOnly is a rollout backend that cannot evaluate (not a
+// rolloutsvc.EvalBackend): an actor with it dead-letters every
+// evaluation shard it is given.
+type playOnly struct{ rolloutsvc.Backend }
+
+// A shard the run's actors dead-letter is never answered: the run stops
+// with the actor's reason instead of waiting for it forever.
+func TestDeadLetteredEvalShardStopsTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	cfg := smallRun(t, t.TempDir(), false)
+	cfg.NATSURL, cfg.Learner.EvalShards = s.ClientURL(), 2
+	cfg.Actor.Backend = playOnly{rolloutsvc.NewPolicyCache(js, cfg.Learner.Run, 4)}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := Run(ctx, cfg)
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("run: %v (timed out: %v), want it stopped by the dead-lettered shard", err, ctx.Err())
+	}
+	for _, want := range []string{"evaluation of update 2", "dead-lettered by the actor", "cannot play evaluations"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q, want %q in it", err, want)
 		}
 	}
 }

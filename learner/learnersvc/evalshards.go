@@ -88,13 +88,19 @@ func (s *Service) evaluateSharded(ctx context.Context) ([]rollout.Report, error)
 // second result of a shard already answered is dead-lettered with the
 // reason, counted as ignored and left out of the figures. It waits until
 // ctx ends: a shard whose actor died is redelivered to another after its
-// ack wait, and evaluation figures are exact or not given.
+// ack wait, and evaluation figures are exact or not given. A shard an actor
+// dead-letters (one no actor of the run can play: an actor whose backend
+// cannot evaluate, an environment it cannot build, a shard over its step
+// budget) is never answered, so the wait ends with a permanent error
+// naming the actor's reason instead of hanging.
 func (s *Service) awaitEvalResults(ctx context.Context, shards []schemas.EvalShard) (*evalResults, error) {
 	got := newEvalResults(shards)
 	var answered atomic.Int64
 	start := time.Now()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	refused := make(chan string, 1)
+	go s.watchShardDeadLetters(wctx, shards, refused, cancel)
 	go func() {
 		t := time.NewTicker(evalWaitLog)
 		defer t.Stop()
@@ -128,10 +134,43 @@ func (s *Service) awaitEvalResults(ctx context.Context, shards []schemas.EvalSha
 		return got, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case err == nil:
+	}
+	select {
+	case why := <-refused:
+		return nil, permanent(fmt.Errorf("learnersvc: evaluation of update %d: %s", s.cp.Update, why))
+	default:
+	}
+	if err == nil {
 		err = errors.New("the results' replay ended")
 	}
 	return nil, fmt.Errorf("learnersvc: evaluation of update %d: %w", s.cp.Update, err)
+}
+
+// watchShardDeadLetters reads the run's actor dead letters (all of them:
+// a learner restarted mid-evaluation must see a shard refused before it
+// started, which JetStream's deduplication will not queue again) until ctx
+// ends, and on the first that holds one of shards sends its component and
+// reason to refused and calls stop.
+// evalShardConsumer is the component that consumes evaluation shards and
+// dead-letters those it cannot play (rolloutsvc's actors).
+const evalShardConsumer = "actor"
+
+func (s *Service) watchShardDeadLetters(ctx context.Context, shards []schemas.EvalShard, refused chan<- string, stop func()) {
+	ids := make(map[string]schemas.EvalShard, len(shards))
+	for _, sh := range shards {
+		ids[streams.EvalShardID(sh)] = sh
+	}
+	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + evalShardConsumer, Follow: true},
+		func(m streams.Message) error {
+			sh, ok := ids[m.Headers.Get(streams.HeaderDLQMsgID)]
+			if !ok {
+				return nil
+			}
+			refused <- fmt.Sprintf("shard %d of %d of %s was dead-lettered by the %s: %s (no actor will play it)",
+				sh.Shard, sh.Shards, sh.Split, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason))
+			stop()
+			return errFound
+		})
 }
 
 // evalResults collects the answers to one evaluation's shards: the first
