@@ -42,17 +42,7 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	_, js := streamstest.Connect(t, s)
 	dir := t.TempDir()
 	target := func(run string) Config {
-		o := DefaultOptions()
-		o.Run, o.Data, o.EnvOptions = run, dir, map[string]string{"preset": "easy"}
-		o.Updates, o.Tasks, o.GroupSize, o.K, o.Alpha, o.EvalEpisodes = 2, 4, 4, 2, 0.25, 4
-		o, err := o.WithRecipe(func(string) bool { return false })
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := o.Config()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := tinyRecipeRun(t, run, dir, func(*Options) {})
 		for i := range cfg.SourceRuns { // small source runs: the mechanism, not the figures
 			cfg.SourceRuns[i].Learner.Updates, cfg.SourceRuns[i].Learner.Tasks, cfg.SourceRuns[i].Learner.GroupSize = 2, 4, 4
 			cfg.SourceRuns[i].Learner.EvalEpisodes, cfg.SourceRuns[i].Settings = 4, nil
@@ -114,20 +104,12 @@ func TestSourceStepsCountTheSourcesOfSources(t *testing.T) {
 	s := streamstest.RunServer(t)
 	dir := t.TempDir()
 	run := func(name string, rspo bool, sources ...string) Summary {
-		o := DefaultOptions()
-		o.Run, o.Data, o.EnvOptions, o.RSPO, o.PRMSources = name, dir, map[string]string{"preset": "easy"}, rspo, sources
-		o.Updates, o.Tasks, o.GroupSize, o.K, o.Alpha, o.EvalEpisodes = 2, 4, 4, 2, 0.25, 4
-		if !rspo {
-			o.Recipe = RecipePaper
-		}
-		o, err := o.WithRecipe(func(string) bool { return false })
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := o.Config()
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := tinyRecipeRun(t, name, dir, func(o *Options) {
+			o.RSPO, o.PRMSources = rspo, sources
+			if !rspo {
+				o.Recipe = RecipePaper
+			}
+		})
 		cfg.NATSURL, cfg.Logger = s.ClientURL(), smallRun(t, dir, true).Logger
 		sum, err := Run(context.Background(), cfg)
 		if err != nil {
@@ -149,4 +131,23 @@ func TestSourceStepsCountTheSourcesOfSources(t *testing.T) {
 	if d.EnvStepsSource != want {
 		t.Errorf("d's source steps %d, want %d (a counted once)", d.EnvStepsSource, want)
 	}
+}
+
+// tinyRecipeRun is the configuration of a 2-update run of rspo run's
+// recipe on the easy preset, after set has changed its options.
+func tinyRecipeRun(t *testing.T, run, dir string, set func(*Options)) Config {
+	t.Helper()
+	o := DefaultOptions()
+	o.Run, o.Data, o.EnvOptions = run, dir, map[string]string{"preset": "easy"}
+	o.Updates, o.Tasks, o.GroupSize, o.K, o.Alpha, o.EvalEpisodes = 2, 4, 4, 2, 0.25, 4
+	set(&o)
+	o, err := o.WithRecipe(func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
