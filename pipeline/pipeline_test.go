@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,4 +206,27 @@ func TestInterruptedRefreshRunResumesToTheSamePolicy(t *testing.T) {
 	}
 	sumParts := runInterrupted(t, cfg(), 3)
 	sameRun(t, sumWhole, sumParts, "resumed refreshing run's")
+}
+
+// A PRM warm-up that sees no success trains a PRM that scores everything
+// ~0; the run says so, and a warm-up with successes does not.
+func TestPRMWarmupWithoutSuccessesWarns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	for _, tt := range []struct {
+		preset string
+		warn   bool
+	}{{"alfworld", true}, {"easy", false}} {
+		cfg := smallRun(t, t.TempDir(), true)
+		cfg.Learner.Updates, cfg.Learner.EnvOptions = 1, map[string]string{"preset": tt.preset}
+		var logs bytes.Buffer
+		cfg.Logger = slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(logs.String(), "PRM warm-up saw no successes"); got != tt.warn {
+			t.Errorf("%s preset: warned %v, want %v; log:\n%s", tt.preset, got, tt.warn, logs.String())
+		}
+	}
 }

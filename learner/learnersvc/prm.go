@@ -58,6 +58,12 @@ func (s *Service) warmUpPRM(ctx context.Context) (*prm.Model, error) {
 	}
 	s.cfg.Logger.Info("PRM warmed up", "trajectories", rep.Trajectories, "successes", rep.Successes,
 		"heldout_auc", rep.HeldoutEval.AUC, "heldout_spearman", rep.HeldoutEval.Spearman)
+	if rep.Successes == 0 {
+		// Fitted to outcomes that are all 0, the PRM scores every step ~0:
+		// an explorer or a dense-only run trained on it learns from noise.
+		s.cfg.Logger.Warn("the PRM warm-up saw no successes: its scores carry no signal; give the run a PRM trained elsewhere (--prm, --prm-source, or the default tilted recipe) or more warm-up tasks (--prm-warmup-tasks)",
+			"trajectories", rep.Trajectories)
+	}
 	s.publishPRMMetrics(ctx, 0, rep)
 	return m, nil
 }
