@@ -175,6 +175,9 @@ type stepFunc func(ctx, hctx context.Context, cons jetstream.Consumer) error
 // run creates the consumer and repeats step until ctx ends.
 func (w *worker) run(ctx context.Context, step stepFunc) error {
 	cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.Stream, w.cfg.jetstreamConfig())
+	if err != nil && ctx.Err() != nil {
+		return nil // stopped while starting: a clean stop, as after any fetch
+	}
 	if err != nil {
 		return fmt.Errorf("streams: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Stream, err)
 	}

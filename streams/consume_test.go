@@ -356,3 +356,18 @@ func streamMsgs(t *testing.T, js jetstream.JetStream, stream string) uint64 {
 	}
 	return info.State.Msgs
 }
+
+// A consumer stopped while it is still being created stops cleanly, as
+// one stopped between fetches does: a service told to stop as it starts
+// (a test's cleanup, a Ctrl-C) returns nil, not "context canceled".
+func TestConsumeStoppedWhileStartingReturnsNil(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := streams.Consume(ctx, js, streams.ConsumerConfig{Stream: streams.StreamMetrics, Durable: "late"},
+		func(context.Context, jetstream.Msg) error { return nil })
+	if err != nil {
+		t.Errorf("Consume stopped while starting returned %v, want nil", err)
+	}
+}
