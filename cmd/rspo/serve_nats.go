@@ -85,7 +85,7 @@ func serveNATS(ctx context.Context, f serveNATSFlags, stderr io.Writer) error {
 	if err := f.cluster.waitForCluster(ctx, e, stderr); err != nil {
 		return err
 	}
-	if err := ensureTopology(ctx, e, opts); err != nil {
+	if err := f.cluster.ensureOnCluster(ctx, func(ctx context.Context) error { return ensureTopology(ctx, e, opts) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "rspo: NATS with JetStream listening on %s, data in %s; streams ready. Ctrl-C stops.\n",

@@ -89,3 +89,25 @@ func (c clusterFlags) waitForCluster(ctx context.Context, e *streams.Embedded, s
 	fmt.Fprintf(stderr, "rspo: cluster %s formed: meta leader %s, %d nodes online\n", st.Name, st.Leader, st.Online)
 	return nil
 }
+
+// ensureOnCluster ensures the topology, and on a cluster retries while the
+// server says there are too few peers for the replicas, up to
+// --cluster-wait: right after the cluster forms, the meta leader may still
+// count a node that has just joined as offline ("no suitable peers for
+// placement"), most often on a loaded machine.
+func (c clusterFlags) ensureOnCluster(ctx context.Context, ensure func(context.Context) error) error {
+	err := ensure(ctx)
+	if c.name == "" {
+		return err
+	}
+	deadline := time.Now().Add(cmp.Or(c.wait, 2*time.Minute))
+	for errors.Is(err, streams.ErrReplicas) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+		err = ensure(ctx)
+	}
+	return err
+}

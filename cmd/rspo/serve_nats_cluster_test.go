@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rspo-dev/rspo/streams"
 )
 
 func TestClusterFlags(t *testing.T) {
@@ -140,4 +142,44 @@ func TestServeNATSClusterWithReplicas(t *testing.T) {
 		}
 	}
 	stopAll()
+}
+
+// A node that finds too few peers right after its cluster formed tries
+// again until --cluster-wait; a standalone server and other errors fail at
+// once.
+func TestEnsureOnClusterRetriesMissingPeers(t *testing.T) {
+	tooFew := fmt.Errorf("%w: peer offline", streams.ErrReplicas)
+	failing := func(n int, err error) (func(context.Context) error, *int) {
+		calls := 0
+		return func(context.Context) error {
+			calls++
+			if calls <= n {
+				return err
+			}
+			return nil
+		}, &calls
+	}
+	ctx := context.Background()
+	cluster := clusterFlags{name: "c", wait: 10 * time.Second}
+	ensure, calls := failing(2, tooFew)
+	if err := cluster.ensureOnCluster(ctx, ensure); err != nil || *calls != 3 {
+		t.Errorf("cluster, two misses: %v after %d calls, want nil after 3", err, *calls)
+	}
+	ensure, calls = failing(1, tooFew)
+	if err := (clusterFlags{}).ensureOnCluster(ctx, ensure); !errors.Is(err, streams.ErrReplicas) || *calls != 1 {
+		t.Errorf("standalone: %v after %d calls, want the error at once", err, *calls)
+	}
+	other := errors.New("permission denied")
+	ensure, calls = failing(1, other)
+	if err := cluster.ensureOnCluster(ctx, ensure); !errors.Is(err, other) || *calls != 1 {
+		t.Errorf("another error: %v after %d calls, want it at once", err, *calls)
+	}
+	ensure, _ = failing(1000, tooFew)
+	start := time.Now()
+	if err := (clusterFlags{name: "c", wait: time.Second}).ensureOnCluster(ctx, ensure); !errors.Is(err, streams.ErrReplicas) {
+		t.Errorf("peers never come: %v, want ErrReplicas", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("retried for %v, want about --cluster-wait (1s)", time.Since(start))
+	}
 }
