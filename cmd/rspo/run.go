@@ -301,6 +301,6 @@ func presetNote(o runOptions) string {
 		}
 	}
 	return fmt.Sprintf("rspo: note: this setting trains %d of the %d task types (never %s); the eval splits hold all %d, "+
-		"so eval success stays below train success (--eval-splits train also evaluates held-out train tasks)",
+		"so eval success stays below train success (--eval-splits train evaluates held-out train tasks instead)",
 		len(train), len(all), strings.Join(missing, ", "), len(all))
 }
