@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rspo-dev/rspo/rollout"
+	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -151,16 +152,12 @@ func (s *Service) awaitEvalResults(ctx context.Context, shards []schemas.EvalSha
 // started, which JetStream's deduplication will not queue again) until ctx
 // ends, and on the first that holds one of shards sends its component and
 // reason to refused and calls stop.
-// evalShardConsumer is the component that consumes evaluation shards and
-// dead-letters those it cannot play (rolloutsvc's actors).
-const evalShardConsumer = "actor"
-
 func (s *Service) watchShardDeadLetters(ctx context.Context, shards []schemas.EvalShard, refused chan<- string, stop func()) {
 	ids := make(map[string]schemas.EvalShard, len(shards))
 	for _, sh := range shards {
 		ids[streams.EvalShardID(sh)] = sh
 	}
-	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + evalShardConsumer, Follow: true},
+	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + rolloutsvc.Component, Follow: true},
 		func(m streams.Message) error {
 			sh, ok := ids[m.Headers.Get(streams.HeaderDLQMsgID)]
 			if !ok {

@@ -48,6 +48,10 @@ type ActorConfig struct {
 	Backend Backend
 }
 
+// Component names actors in dead-letter subjects (rspo.<run>.dlq.actor):
+// rollout requests and evaluation shards they cannot play go there.
+const Component = "actor"
+
 // DefaultStepBudget is the default ActorConfig.StepBudget: about 64 Ki
 // steps' worth of trajectories held at once — 40× a default request
 // (2 tasks × 8 rollouts × 50 steps) — and a few hundred MB at most.
@@ -130,7 +134,7 @@ func (a *Actor) runRollouts(ctx context.Context) error {
 		Stream:        streams.StreamWork,
 		Durable:       ActorDurable(a.cfg.Run),
 		FilterSubject: streams.Subjects(a.cfg.Run).WorkRollout,
-		Component:     "actor",
+		Component:     Component,
 		Batch:         1,
 		AckWait:       a.cfg.AckWait,
 		Logger:        a.cfg.Logger,

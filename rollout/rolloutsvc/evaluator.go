@@ -45,7 +45,7 @@ func (a *Actor) runEvaluator(ctx context.Context) error {
 		Stream:        streams.StreamWork,
 		Durable:       EvaluatorDurable(a.cfg.Run),
 		FilterSubject: streams.Subjects(a.cfg.Run).WorkEval,
-		Component:     "actor",
+		Component:     Component,
 		Batch:         1,
 		AckWait:       a.cfg.AckWait,
 		Logger:        a.cfg.Logger,
