@@ -7,17 +7,21 @@
 // the observation and the recent actions, and the words of every earlier
 // action, on the state side; on the action side its words and bigrams, the
 // words of the observation text about its object ("click[b0x1]" → that
-// product's line), and its crossings with the instruction's words, the
+// product's line), its crossings with the instruction's words, the
 // previous verb and every verb used so far (so "heat" in the goal can learn
-// to prefer "microwave", and "take" then "clean" to prefer "put"); and a
-// few environment-agnostic match flags computed from the text (the action's
-// object is the goal object, its target was already visited, it repeats the
-// previous action, ...). Every hashed feature has a learned
-// linear weight; the state features and the action's own text (not the
-// crossings) also feed learned embeddings, which with the flags go through a
-// small MLP. An action's score is the MLP output plus its linear weights; a
-// softmax with temperature over the admissible set gives the distribution. A value head on the state features
-// serves as PPO's critic. A fresh policy is exactly uniform.
+// to prefer "microwave", and "take" then "clean" to prefer "put"), how each
+// number of the text about its object compares with each number of the
+// instruction, keyed by the instruction's word before it (a result line's
+// "$45.99" against "price lower than 60.00": below the limit; without it a
+// price is only a hashed word), and a few environment-agnostic match flags
+// computed from the text (the action's object is the goal object, its
+// target was already visited, it repeats the previous action, ...). Every
+// hashed feature has a learned linear weight; the state features and the
+// action's own text (not the crossings and comparisons) also feed learned
+// embeddings, which with the flags go through a small MLP. An action's
+// score is the MLP output plus its linear weights; a softmax with
+// temperature over the admissible set gives the distribution. A value head
+// on the state features serves as PPO's critic. A fresh policy is exactly uniform.
 //
 // Gradients are computed by hand-written backprop (checked against finite
 // differences in the tests) and applied with Adam and gradient-norm clipping.

@@ -41,6 +41,7 @@ const (
 	nsContext
 	nsEpisodeWord
 	nsVerbCross
+	nsNumbers
 )
 
 // maxStepFeature caps the step-count feature.
@@ -112,9 +113,10 @@ type Featurizer struct {
 	mem       *memory
 	instr     []token
 	instrText string
-	stable    []int32 // sorted ids of the bias, the instruction and the episode's words
-	words     int     // how many of mem.words stable holds
-	dyn       []int32 // the other state ids (see stateIDs)
+	instrNums []instrNumber // the instruction's numbers ("lower than 60.00")
+	stable    []int32       // sorted ids of the bias, the instruction and the episode's words
+	words     int           // how many of mem.words stable holds
+	dyn       []int32       // the other state ids (see stateIDs)
 	obs       []token
 	obsText   string // the text of obs
 	turnObs   []token
@@ -188,6 +190,7 @@ func (z *Featurizer) begin(s *State) {
 	}
 	z.instr = tokenize(s.Instruction, z.instr[:0])
 	z.instrText = s.Instruction
+	z.instrNums = instrNumbers(z.instr, z.instrNums[:0])
 	z.mem.reset(z.instr)
 	z.stable = z.stable[:0]
 	z.addStable(z.id(nsBias, 0))
@@ -332,6 +335,7 @@ func (z *Featurizer) fill(s *State, f *Features) error {
 		f.actIDs = append(f.actIDs, m.textIDs...)
 		f.actMid = append(f.actMid, int32(len(f.actIDs)))
 		f.actIDs = z.crossings(m, f.actIDs)
+		f.actIDs = z.numberIDs(f.actIDs)
 		f.actOff = append(f.actOff, int32(len(f.actIDs)))
 		z.actionFlags(m, f.flags[a*NumFlags:(a+1)*NumFlags])
 	}
@@ -418,6 +422,62 @@ func (z *Featurizer) appendWords(ids []int32, nsWord, nsBigram uint64, toks []to
 		}
 	}
 	return ids
+}
+
+// instrNumber is a number of the instruction and the word before it
+// ("than" in "price lower than 60.00 dollars").
+type instrNumber struct {
+	before uint64
+	val    float64
+}
+
+// instrNumbers appends the numbers of the instruction's tokens.
+func instrNumbers(instr []token, dst []instrNumber) []instrNumber {
+	before := uint64(0)
+	for _, t := range instr {
+		switch {
+		case t.num && !t.frac:
+			dst = append(dst, instrNumber{before: before, val: t.val})
+		case !t.num:
+			before = t.h
+		}
+	}
+	return dst
+}
+
+// numberIDs appends, for every number of the current action's context
+// (z.ctx) and every number of the instruction, how the two compare, keyed
+// by the instruction's word before its number: "$45.99" on an item's
+// result line against "lower than 60.00" is "than: below". A price is a
+// number to compare, not a word to remember, and the other features see
+// numbers only as hashed words. These feed the linear score only; an
+// instruction without numbers (every household task) adds none.
+func (z *Featurizer) numberIDs(ids []int32) []int32 {
+	if len(z.instrNums) == 0 {
+		return ids
+	}
+	for _, sent := range z.ctx {
+		for _, t := range z.index.words(z.obs, sent) {
+			if !t.num || t.frac {
+				continue
+			}
+			for _, n := range z.instrNums {
+				ids = append(ids, z.id(nsNumbers, mix(n.before, compareNumbers(t.val, n.val))))
+			}
+		}
+	}
+	return ids
+}
+
+// compareNumbers is 1, 2 or 3 as x is below, equal to or above y.
+func compareNumbers(x, y float64) uint64 {
+	switch {
+	case x < y:
+		return 1
+	case x > y:
+		return 3
+	}
+	return 2
 }
 
 // contextIDs appends the content words of the observation text about the

@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// priceState is a results page of four items that differ only in their
+// (unseen) ids and prices, with an instruction that sets a price limit; it
+// returns the state and which items are within the limit.
+func priceState(rng *rand.Rand) (*State, []bool) {
+	limit := float64(10 + 5*rng.IntN(30))
+	s := &State{
+		Instruction: fmt.Sprintf("i need a wool blanket, and price lower than %.2f dollars", limit),
+		Observation: "[button] Back to Search [button_]\nPage 1 (Total results: 4)\n",
+		Admissible:  []string{"click[back to search]"},
+	}
+	ok := []bool{false}
+	cheap := rng.IntN(4) // at least one item within the limit
+	for i := range 4 {
+		id := fmt.Sprintf("b0%08d", rng.IntN(1e8))
+		price := limit + 1 + float64(rng.IntN(40))
+		if i == cheap || rng.IntN(3) == 0 {
+			price = limit - 1 - float64(rng.IntN(int(limit)-2))
+		}
+		s.Observation += fmt.Sprintf("[button] %s [button_] Nordic Wool Blanket [SEP] $%.2f\n", id, price-0.01)
+		s.Admissible = append(s.Admissible, "click["+id+"]")
+		ok = append(ok, price < limit)
+	}
+	return s, ok
+}
+
+// TestPolicyLearnsAPriceLimit: an item's price is a number to compare
+// with the instruction's limit, not a hashed word. Trained to click items
+// within the limit on pages whose items differ only in id and price, the
+// policy must then pick such an item on pages of unseen ids, prices and
+// limits; by ids and prices as words it can only guess (about 50 % here).
+func TestPolicyLearnsAPriceLimit(t *testing.T) {
+	p := newTestPolicy(t, Config{Buckets: 1 << 12})
+	opt, err := NewAdam(p, AdamConfig{LR: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	g := p.NewGrads()
+	var ps Pass
+	for range 300 {
+		s, ok := priceState(rng)
+		f, err := p.NewFeaturizer().Features(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Forward(f, &ps)
+		d := make([]float64, len(ps.LogProbs))
+		for a, good := range ok {
+			if good {
+				AddLogProbGrad(d, ps.LogProbs, a, -1) // raise the log-probability of the good items
+			}
+		}
+		g.Zero()
+		if err := p.Backward(&ps, d, 0, g); err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.Step(p, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := rand.New(rand.NewPCG(3, 4))
+	right, n := 0, 400
+	for range n {
+		s, ok := priceState(held)
+		probs, _, err := p.Distribution(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok[Argmax(probs)] {
+			right++
+		}
+	}
+	if frac := float64(right) / float64(n); frac < 0.95 {
+		t.Errorf("picked an item within the price limit on %.1f%% of unseen pages, want ≥ 95%%", 100*frac)
+	}
+}
+
+// TestDecimalTokens: a decimal's value is on its first token, the digits
+// after the point are marked as its fraction, and words keep their hashes.
+func TestDecimalTokens(t *testing.T) {
+	toks := tokenize("price lower than 60.00 dollars, $45.99 or 7", nil)
+	var nums []float64
+	fracs := 0
+	for _, tk := range toks {
+		if tk.num && !tk.frac {
+			nums = append(nums, tk.val)
+		}
+		if tk.frac {
+			fracs++
+		}
+	}
+	if fmt.Sprint(nums) != "[60 45.99 7]" || fracs != 2 {
+		t.Errorf("numbers %v with %d fraction tokens, want [60 45.99 7] with 2", nums, fracs)
+	}
+	if toks[0].h != hashWord("price") || toks[0].num {
+		t.Error("a word's token changed")
+	}
+}
