@@ -1,4 +1,4 @@
-package learnersvc
+package rollout
 
 import (
 	"cmp"
@@ -8,14 +8,14 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 )
 
-// evalSample picks n episodes' tasks from a split's tasks so that the
+// EvalSample picks n episodes' tasks from a split's tasks so that the
 // sample's task-type mix matches the split's (largest-remainder shares, at
 // least one episode per type while n allows) and, within a type, spreads
 // over all of its tasks from an offset drawn from seed. The same seed gives
 // the same sample, so a run's evaluations are comparable across updates.
 // Playing the first n tasks instead measures an arbitrary subset with its
 // own task mix.
-func evalSample(tasks []envs.Task, n int, seed int64) []envs.Task {
+func EvalSample(tasks []envs.Task, n int, seed int64) []envs.Task {
 	if n <= 0 || len(tasks) == 0 {
 		return nil
 	}

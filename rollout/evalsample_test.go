@@ -1,4 +1,4 @@
-package learnersvc
+package rollout
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func splitOf() []envs.Task {
 func TestEvalSampleMatchesTheSplitsTaskMix(t *testing.T) {
 	tasks := splitOf()
 	for _, n := range []int{4, 32, 64, 140, 300} {
-		got := evalSample(tasks, n, 7)
+		got := EvalSample(tasks, n, 7)
 		if len(got) != n {
 			t.Fatalf("n %d: sampled %d episodes", n, len(got))
 		}
@@ -39,11 +39,11 @@ func TestEvalSampleMatchesTheSplitsTaskMix(t *testing.T) {
 			}
 		}
 	}
-	if !reflect.DeepEqual(evalSample(tasks, 32, 7), evalSample(tasks, 32, 7)) {
+	if !reflect.DeepEqual(EvalSample(tasks, 32, 7), EvalSample(tasks, 32, 7)) {
 		t.Error("the same seed gave another sample")
 	}
 	seen := map[string]bool{}
-	for _, task := range evalSample(tasks, 140, 7) {
+	for _, task := range EvalSample(tasks, 140, 7) {
 		seen[task.ID] = true
 	}
 	if len(seen) != 140 {

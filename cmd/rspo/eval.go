@@ -63,7 +63,8 @@ func newEvalCmd() *cobra.Command {
 		Long: "Run a policy on the tasks of one split and print the success rate, mean score (outcome\n" +
 			"reward), mean steps and share of inadmissible actions, overall and per task type.\n\n" +
 			"On train, --episodes tasks are generated from --seed (default " + fmt.Sprint(defaultTrainEpisodes) + "), one episode each.\n" +
-			"On a fixed split every task runs once, or --episodes episodes cycle through its tasks.\n" +
+			"On a fixed split every task runs once; fewer --episodes than tasks play a sample with the\n" +
+			"split's task mix (as the in-run evaluation does), more cycle through all of its tasks.\n" +
 			"--seed also seeds the policy's sampling, so a command line always prints the same figures.",
 		Example: "  rspo eval --env household --split eval_in_distribution --policy expert\n" +
 			"  rspo eval --env household --split train --policy random --episodes 5000 --env-opt preset=easy\n" +
@@ -184,6 +185,12 @@ func evalTasks(env envs.Env, f evalFlags) ([]envs.Task, int, error) {
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("--split %s: %w", f.split, err)
+	}
+	if f.episodes > 0 && f.episodes < len(tasks) {
+		// Fewer episodes than tasks: a sample with the split's task mix,
+		// the one the learner's in-run evaluation plays, not the split's
+		// first tasks (an arbitrary subset with a mix of its own).
+		tasks = rollout.EvalSample(tasks, f.episodes, rollout.EpisodeSeed(f.seed, "eval-sample", f.split))
 	}
 	return tasks, f.episodes, nil
 }

@@ -71,6 +71,24 @@ func TestEvalCyclesFixedSplit(t *testing.T) {
 	}
 }
 
+// TestEvalFewEpisodesSampleTheSplitsMix: fewer episodes than tasks play
+// a sample with the split's task mix, not its first tasks (the household's
+// eval splits list their tasks by type, so the first 24 are one or two
+// types).
+func TestEvalFewEpisodesSampleTheSplitsMix(t *testing.T) {
+	whole := decodeEval(t, "--split", "eval_in_distribution", "--policy", "expert")
+	few := decodeEval(t, "--split", "eval_in_distribution", "--policy", "expert", "--episodes", "24")
+	if few.Overall.Episodes != 24 || few.Tasks != 24 {
+		t.Fatalf("got %d episodes of %d tasks, want 24 of 24", few.Overall.Episodes, few.Tasks)
+	}
+	for typ, st := range whole.ByType {
+		want := 24 * float64(st.Episodes) / float64(whole.Overall.Episodes)
+		if got := float64(few.ByType[typ].Episodes); got < want-1.5 || got > want+1.5 {
+			t.Errorf("%s: %v of 24 episodes, want about %.1f (its share of the split)", typ, got, want)
+		}
+	}
+}
+
 func TestEvalTable(t *testing.T) {
 	out, _, err := runRspo(testContext(t), "eval", "--split", "eval_out_of_distribution", "--policy", "expert")
 	if err != nil {

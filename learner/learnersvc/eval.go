@@ -80,7 +80,7 @@ func (s *Service) evalEpisodes(split string) ([]envs.Task, int64, error) {
 		return nil, 0, fmt.Errorf("learnersvc: eval split %s has no tasks", split)
 	}
 	if split != envs.SplitTrain { // a fixed split: a sample with its task mix, not its first tasks
-		tasks = evalSample(tasks, s.cfg.EvalEpisodes, rollout.EpisodeSeed(s.cfg.Seed, "eval-sample", split))
+		tasks = rollout.EvalSample(tasks, s.cfg.EvalEpisodes, rollout.EpisodeSeed(s.cfg.Seed, "eval-sample", split))
 	}
 	return tasks, rollout.EpisodeSeed(s.cfg.Seed, "eval", split), nil
 }
