@@ -4,6 +4,10 @@
 // behind the shop paragraphs of docs/experiments.md:
 //
 //	go run ./examples/shopreplay --policy runs/<run>/report/policy.rspo
+//
+// With --policy reader it replays a scripted first-page shopper instead
+// (see reader): what the results page alone can give, with or without
+// reading prices (--reader-price=false).
 package main
 
 import (
@@ -16,15 +20,17 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/envs/shop"
 	"github.com/rspo-dev/rspo/policy"
 )
 
 func main() {
-	path := flag.String("policy", "", "trained policy snapshot (runs/<run>/report/policy.rspo)")
+	path := flag.String("policy", "", "trained policy snapshot (runs/<run>/report/policy.rspo), or reader: the scripted first-page shopper")
 	greedy := flag.Bool("greedy", true, "take the most probable action")
+	price := flag.Bool("reader-price", true, "with --policy reader: open only results within the price limit")
 	flag.Parse()
-	if err := run(os.Stdout, *path, *greedy); err != nil {
+	if err := run(os.Stdout, *path, *greedy, *price); err != nil {
 		fmt.Fprintln(os.Stderr, "shopreplay:", err)
 		os.Exit(1)
 	}
@@ -41,17 +47,10 @@ type tally struct {
 	missing map[int]int
 }
 
-func run(w io.Writer, path string, greedy bool) error {
-	if path == "" {
-		return fmt.Errorf("--policy is required")
-	}
-	b, err := os.ReadFile(path)
+func run(w io.Writer, path string, greedy, readerPrice bool) error {
+	agent, err := agentOf(path, greedy, readerPrice)
 	if err != nil {
 		return err
-	}
-	p, err := policy.Load(b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	cfg, err := shop.ParseOptions(nil)
 	if err != nil {
@@ -65,7 +64,6 @@ func run(w io.Writer, path string, greedy bool) error {
 	if err != nil {
 		return err
 	}
-	agent := policy.NewAgent(p, greedy)
 	t := tally{actions: map[string]int{}, versus: map[string]int{}, missing: map[int]int{}}
 	for i, task := range tasks {
 		ep, err := env.Reset(task)
@@ -94,6 +92,25 @@ func run(w io.Writer, path string, greedy bool) error {
 	}
 	t.print(w)
 	return nil
+}
+
+// agentOf is the agent --policy names: the reader, or a trained snapshot.
+func agentOf(path string, greedy, readerPrice bool) (envs.Agent, error) {
+	switch path {
+	case "":
+		return nil, fmt.Errorf("--policy is required")
+	case "reader":
+		return reader{usePrice: readerPrice}, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := policy.Load(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return policy.NewAgent(p, greedy), nil
 }
 
 // add counts one finished episode.

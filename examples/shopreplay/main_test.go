@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,13 +42,43 @@ func TestReplayUntrainedPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(&out, path, true); err != nil {
+	if err := run(&out, path, true, true); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "episodes 500,") || !strings.Contains(out.String(), "steps by the expert's action") {
 		t.Errorf("unexpected report:\n%s", out.String())
 	}
-	if err := run(&out, "", true); err == nil {
+	if err := run(&out, "", true, true); err == nil {
 		t.Error("no --policy must be an error")
+	}
+}
+
+// successes reads the success count off a replay's first line.
+func successes(t *testing.T, out string) int {
+	t.Helper()
+	var eps, n int
+	if _, err := fmt.Sscanf(out, "episodes %d, successes %d,", &eps, &n); err != nil || eps != 500 {
+		t.Fatalf("unexpected report (%v):\n%s", err, out)
+	}
+	return n
+}
+
+// The reader shops from the first results page; reading the price limit
+// must buy fewer items over it and succeed more often than ignoring it.
+func TestReaderReadsThePrice(t *testing.T) {
+	var with, without bytes.Buffer
+	if err := run(&with, "reader", true, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(&without, "reader", true, false); err != nil {
+		t.Fatal(err)
+	}
+	if w, wo := successes(t, with.String()), successes(t, without.String()); w <= wo || w < 150 {
+		t.Errorf("successes with the price %d, without %d: want more with it, and at least 150 of 500", w, wo)
+	}
+	out := with.String()
+	own := out[strings.Index(out, "the policy's actions:"):strings.Index(out, "steps by the expert's")]
+	if strings.Contains(own, "click[next >]") || strings.Contains(own, "click[description]") {
+		t.Errorf("the reader must stay on the first page and never read a description:\n%s", with.String())
 	}
 }
