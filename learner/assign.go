@@ -1,5 +1,7 @@
 package learner
 
+import "github.com/rspo-dev/rspo/schemas"
+
 // assignAdvantages fills every sample's per-step advantages (and PPO's value
 // targets) according to the configured algorithm.
 func (t *Trainer) assignAdvantages(samples []*sample, groups []*group) {
@@ -11,6 +13,9 @@ func (t *Trainer) assignAdvantages(samples []*sample, groups []*group) {
 		t.addStepAdvantages(samples, groups)
 	default:
 		t.assignEpisode(samples, groups)
+	}
+	if t.cfg.OffCredit == OffCreditNoLoops {
+		noLoopCredit(samples)
 	}
 }
 
@@ -117,5 +122,50 @@ func (t *Trainer) assignPPO(samples []*sample) {
 func fill(v []float64, x float64) {
 	for i := range v {
 		v[i] = x
+	}
+}
+
+// loopSteps marks the steps of t that a shorter trajectory of the same
+// end does without: from each state (by StateKey; 0 is no key and matches
+// nothing) only the step taken at its last visit counts, and the steps
+// from the state it leads to on; everything between is a detour that came
+// back (re-clicking a selected option, taking an object and putting it
+// back). States are the environment's whole state, so the kept steps are
+// a valid trajectory themselves: the marked ones cannot have brought the
+// outcome about.
+func loopSteps(t *schemas.Trajectory) []bool {
+	last := make(map[uint64]int, len(t.Steps))
+	for i, st := range t.Steps {
+		if st.StateKey != 0 {
+			last[st.StateKey] = i
+		}
+	}
+	loop := make([]bool, len(t.Steps))
+	for i := range loop {
+		loop[i] = true
+	}
+	for i := 0; i < len(t.Steps); i++ {
+		if j, ok := last[t.Steps[i].StateKey]; ok {
+			i = j // the detour i..j-1 came back to this state
+		}
+		loop[i] = false
+	}
+	return loop
+}
+
+// noLoopCredit takes the positive advantage off the loop steps of every
+// off-policy sample. The buffer replays mostly successes, so the actions of
+// a success would be reinforced whether or not they helped; a loop step
+// demonstrably did not. A loop in a failure keeps its negative advantage.
+func noLoopCredit(samples []*sample) {
+	for _, s := range samples {
+		if !s.off {
+			continue
+		}
+		for i, inLoop := range loopSteps(s.t) {
+			if inLoop && i < len(s.adv) && s.adv[i] > 0 {
+				s.adv[i] = 0
+			}
+		}
 	}
 }

@@ -66,6 +66,24 @@ const (
 	OffRatioOld OffRatio = "old"
 )
 
+// OffCredit says which steps of a buffer trajectory its advantage is
+// given to.
+type OffCredit string
+
+// The off-policy credit rules.
+const (
+	// OffCreditEpisode gives every step the trajectory's advantage, as
+	// the paper does.
+	OffCreditEpisode OffCredit = "episode"
+	// OffCreditNoLoops gives no positive advantage to the steps of a loop
+	// (see loopSteps): the buffer replays mostly successes, so without it
+	// every action of a success is reinforced, the detours that came back
+	// to where they started included (re-clicking a selected option,
+	// taking an object and putting it back). A loop in a failure keeps
+	// its negative advantage.
+	OffCreditNoLoops OffCredit = "no-loops"
+)
+
 // Config holds the learner's hyper-parameters. Zero fields take the
 // defaults listed; Validate reports every invalid field.
 type Config struct {
@@ -82,6 +100,9 @@ type Config struct {
 	EpsOff float64
 	// OffRatio selects the off-policy ratio. Default OffRatioBehaviour.
 	OffRatio OffRatio
+	// OffCredit selects which steps of an off-policy sample get its
+	// advantage. Default OffCreditEpisode.
+	OffCredit OffCredit
 	// Beta weighs KL(π_θ‖π_ref). Default 0.01; NoKL turns it off.
 	Beta float64
 	// EntropyCoef weighs an entropy bonus. Default 0.
@@ -170,6 +191,9 @@ func (c Config) WithDefaults() Config {
 	if c.OffRatio == "" {
 		c.OffRatio = OffRatioBehaviour
 	}
+	if c.OffCredit == "" {
+		c.OffCredit = OffCreditEpisode
+	}
 	def(&c.Alpha, 1.0/8)
 	def(&c.EpsOn, 0.2)
 	def(&c.EpsOff, 0.1)
@@ -243,6 +267,9 @@ func (c Config) Validate() error {
 	}
 	if c.OffRatio != OffRatioBehaviour && c.OffRatio != OffRatioOld {
 		bad("OffRatio", "%q is not behaviour or old", c.OffRatio)
+	}
+	if c.OffCredit != OffCreditEpisode && c.OffCredit != OffCreditNoLoops {
+		bad("OffCredit", "%q is not episode or no-loops", c.OffCredit)
 	}
 	if !in(c.Alpha, 0, 1) || c.Alpha == 1 {
 		bad("Alpha", "%v not in (0, 1)", c.Alpha)

@@ -40,6 +40,9 @@ type Options struct {
 	EpsOn    float64 `json:"eps-on"`
 	EpsOff   float64 `json:"eps-off"`
 	OffRatio string  `json:"off-ratio"`
+	// OffCredit is which steps of a buffer trajectory get its advantage
+	// (learner.OffCredit): "episode", the paper's, or "no-loops".
+	OffCredit string `json:"off-credit"`
 	// Trainer is who applies the updates: "builtin" (the learner) or
 	// "external" (a trainer on rspo.<run>.batch; an in-process run starts
 	// the reference one). Not a defining setting: both train alike.
@@ -141,7 +144,7 @@ const LegacyPRMRefreshEpochs = 500
 func DefaultOptions() Options {
 	return Options{Env: "household", Algo: "grpo", RSPO: true, Alpha: 0.125, K: 3, Updates: 30,
 		Tasks: 16, GroupSize: 8, Seed: 1, LR: 0.03, Epochs: 1, Beta: 0.01, EpsOn: 0.2, EpsOff: 0.1,
-		OffRatio: string(learner.OffRatioBehaviour), Trainer: string(learnersvc.TrainerBuiltin), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, ExploreShards: 1,
+		OffRatio: string(learner.OffRatioBehaviour), OffCredit: string(learner.OffCreditEpisode), Trainer: string(learnersvc.TrainerBuiltin), Explorer: string(schemas.ExplorerPRM), ExploreCollect: 1, ExploreShards: 1,
 		PRMRefreshWindow: DefaultPRMRefreshWindow, PRMRefreshEpochs: DefaultPRMRefreshEpochs, PRMWarmupTasks: 64, PRMTarget: string(prm.TargetSum),
 		PRMFeatures: PRMFeaturesHash, EvalEvery: 10, EvalEpisodes: 64, EvalShards: 1, Actors: 1, Data: "runs", Recipe: RecipeTilted}
 }
@@ -282,7 +285,8 @@ func (o Options) Config() (Config, error) {
 		Explorer: schemas.ExplorerMode(o.Explorer), ExploreTilt: o.ExploreTilt, PRMNoise: o.PRMNoise,
 		GateAUC: o.GateAUC, Verify: o.Verify, TrainerMode: learnersvc.TrainerMode(o.Trainer), MaxStaleness: o.MaxStaleness,
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
-			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio), Seed: o.Seed},
+			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio),
+			OffCredit: learner.OffCredit(o.OffCredit), Seed: o.Seed},
 	}
 	if o.PRMRefresh {
 		lc.PRMRefreshWindow, lc.PRMRefreshEpochs = o.PRMRefreshWindow, o.PRMRefreshEpochs

@@ -150,6 +150,7 @@ func (o Options) withZeroDefaults() Options {
 	zeroF(&o.EpsOff, d.EpsOff)
 	zeroF(&o.Beta, d.Beta)
 	zeroS(&o.OffRatio, d.OffRatio)
+	zeroS(&o.OffCredit, d.OffCredit)
 	zeroS(&o.PRMTarget, d.PRMTarget)
 	zeroS(&o.PRMFeatures, d.PRMFeatures)
 	zeroS(&o.Explorer, d.Explorer)

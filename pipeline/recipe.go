@@ -29,7 +29,7 @@ func Recipes() []string { return []string{RecipeTilted, RecipePaper} }
 
 // recipeValues are the option values each recipe sets, by key.
 var recipeValues = map[string]map[string]any{
-	RecipeTilted: {"explore-tilt": 10.0, "explore-collect": 2, "off-ratio": "old", "prm-target": "step", "prm-features": PRMFeaturesContext},
+	RecipeTilted: {"explore-tilt": 10.0, "explore-collect": 2, "off-ratio": "old", "off-credit": "no-loops", "prm-target": "step", "prm-features": PRMFeaturesContext},
 	RecipePaper:  {},
 }
 

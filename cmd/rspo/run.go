@@ -111,6 +111,7 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.Float64Var(&o.Beta, "beta", o.Beta, "KL weight β to the reference policy (0 turns KL off)")
 	fs.Float64Var(&o.EpsOn, "eps-on", o.EpsOn, "on-policy clip ε")
 	fs.Float64Var(&o.EpsOff, "eps-off", o.EpsOff, "off-policy clip ε around π_old/π_B")
+	fs.StringVar(&o.OffCredit, "off-credit", o.OffCredit, "which steps of a buffer trajectory get its advantage: episode (every step, as the paper) or no-loops (no positive credit to detours that came back to a state they started from)")
 	fs.StringVar(&o.OffRatio, "off-ratio", o.OffRatio, "off-policy ratio: behaviour (eq. 4: π_θ/π_B clipped around π_old/π_B) or old (π_θ/π_old: learn from buffer successes at full weight, biased)")
 	fs.StringVar(&o.Explorer, "explorer", o.Explorer, "explorer mode: prm|frozen|random-prm")
 	fs.StringVar(&o.Trainer, "trainer", o.Trainer, "who applies the updates: builtin (the learner) or external (a trainer on rspo.<run>.batch, e.g. rspo serve trainer; rspo run starts one; grpo or gigpo)")
