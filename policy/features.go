@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -462,22 +463,11 @@ func (z *Featurizer) numberIDs(ids []int32) []int32 {
 				continue
 			}
 			for _, n := range z.instrNums {
-				ids = append(ids, z.id(nsNumbers, mix(n.before, compareNumbers(t.val, n.val))))
+				ids = append(ids, z.id(nsNumbers, mix(n.before, uint64(2+cmp.Compare(t.val, n.val)))))
 			}
 		}
 	}
 	return ids
-}
-
-// compareNumbers is 1, 2 or 3 as x is below, equal to or above y.
-func compareNumbers(x, y float64) uint64 {
-	switch {
-	case x < y:
-		return 1
-	case x > y:
-		return 3
-	}
-	return 2
 }
 
 // contextIDs appends the content words of the observation text about the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,7 +80,7 @@ func (r reader) Act(ep envs.Episode, _ *rand.Rand) (string, error) {
 		return mostNamed(goal, acts), nil
 	case strings.Contains(obs, "Total results"):
 		return r.pickResult(goal, instr, obs, acts), nil
-	case contains(acts, "click[buy now]"):
+	case slices.Contains(acts, "click[buy now]"):
 		for _, a := range acts {
 			inner := strings.TrimSuffix(strings.TrimPrefix(a, "click["), "]")
 			if kind(a) != "click[option]" || strings.Contains(obs, "[clicked button] "+inner+" [clicked button_]") {
@@ -111,7 +112,7 @@ func (r reader) pickResult(goal []string, instr, obs string, acts []string) stri
 			best, most = "click["+strings.ToLower(m[1])+"]", n
 		}
 	}
-	if best == "" || !contains(acts, best) { // nothing within the limit: the first result
+	if best == "" || !slices.Contains(acts, best) { // nothing within the limit: the first result
 		for _, a := range acts {
 			if kind(a) == "click[item]" {
 				return a
@@ -131,13 +132,4 @@ func mostNamed(goal, acts []string) string {
 		}
 	}
 	return best
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
