@@ -16,7 +16,8 @@ const (
 	// RecipeTilted is the configuration where the dense reward pays (see
 	// docs/experiments.md): a step-target PRM trained on recorded runs of
 	// an easier preset, an explorer that acts with π_θ·exp(λ·r̂) instead
-	// of training π_B, and the π_θ/π_old off-policy ratio. Without --prm or
+	// of training π_B, the π_θ/π_old off-policy ratio, and no positive
+	// credit to the loops of buffer trajectories. Without --prm or
 	// --prm-source, its PRM comes from built-in source runs (SourceRuns).
 	RecipeTilted = "tilted"
 	// RecipePaper is RSPO as the paper has it: a PRM warmed up on the run's
