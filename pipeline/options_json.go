@@ -6,6 +6,8 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+
+	"github.com/rspo-dev/rspo/learner"
 )
 
 // legacyKeys are the keys options were written with before the keys
@@ -90,6 +92,12 @@ func upgradeSettings(m map[string]json.RawMessage) map[string]json.RawMessage {
 		// trainer's (the key is read after the legacy rewrite below too)
 		m = maps.Clone(m)
 		m["prm-refresh-epochs"] = json.RawMessage(strconv.Itoa(legacyRefreshEpochs(m)))
+	}
+	if _, ok := m["off-credit"]; !ok && len(m) > 0 {
+		// recorded before the credit rule could be chosen: every step of a
+		// buffer trajectory got its advantage
+		m = maps.Clone(m)
+		m["off-credit"] = json.RawMessage(`"` + string(learner.OffCreditEpisode) + `"`)
 	}
 	legacy := false
 	for k := range m {

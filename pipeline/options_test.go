@@ -123,6 +123,30 @@ func TestUpgradeSettingsGivesOlderRefreshRunsTheFullBudget(t *testing.T) {
 	}
 }
 
+// Settings recorded before off-credit existed read as the paper's
+// episode credit every run had then: a recorded source run (the base
+// algorithm) resumes, and a tilted run recorded then is refused by name
+// against the recipe's new no-loops, not continued under another rule.
+func TestUpgradeSettingsGivesOlderRunsEpisodeCredit(t *testing.T) {
+	source := DefaultOptions()
+	source.Recipe, source.RSPO = RecipePaper, false
+	was := source.Settings()
+	delete(was, "off-credit")
+	if diff := settingsDiff(upgradeSettings(was), source.Settings()); len(diff) > 0 {
+		t.Errorf("an older source run against today's: diff %v, want none", diff)
+	}
+	tilted, err := DefaultOptions().WithRecipe(func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	was = tilted.Settings()
+	delete(was, "off-credit")
+	diff := settingsDiff(upgradeSettings(was), tilted.Settings())
+	if len(diff) != 1 || !strings.Contains(diff[0], `off-credit "episode" (now "no-loops")`) {
+		t.Errorf("an older tilted run against the recipe: diff %v, want off-credit \"episode\" (now \"no-loops\")", diff)
+	}
+}
+
 func TestConfigPassesTheRefreshBudget(t *testing.T) {
 	o := DefaultOptions()
 	o.Recipe, o.PRMRefresh, o.PRMRefreshEpochs = RecipePaper, true, 7
