@@ -21,9 +21,12 @@ func TestWithRecipeKeepsWhatTheUserGave(t *testing.T) {
 		t.Errorf("tilted recipe: got tilt %v, ratio %s, target %s, collect %d, features %s; want 10, old, step, the given 5 and context",
 			got.ExploreTilt, got.OffRatio, got.PRMTarget, got.ExploreCollect, got.PRMFeatures)
 	}
+	if got.OffCredit != "no-loops" {
+		t.Errorf("tilted recipe: off-credit %q, want no-loops", got.OffCredit)
+	}
 	o.Recipe = RecipePaper
-	if got, _ := o.WithRecipe(func(string) bool { return false }); got.ExploreTilt != 0 || got.OffRatio != "behaviour" {
-		t.Errorf("paper recipe changed the defaults: tilt %v, ratio %s", got.ExploreTilt, got.OffRatio)
+	if got, _ := o.WithRecipe(func(string) bool { return false }); got.ExploreTilt != 0 || got.OffRatio != "behaviour" || got.OffCredit != "episode" {
+		t.Errorf("paper recipe changed the defaults: tilt %v, ratio %s, credit %s", got.ExploreTilt, got.OffRatio, got.OffCredit)
 	}
 	o.Recipe = "vibes"
 	if _, err := o.WithRecipe(func(string) bool { return false }); err == nil {

@@ -59,6 +59,7 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		{"alpha 0 with RSPO", []string{"--alpha", "0"}, []string{"alpha 0", "rspo=false"}},
 		{"unknown PRM target", []string{"--prm-target", "vibes"}, []string{`PRM target "vibes"`}},
 		{"unknown off-policy ratio", []string{"--off-ratio", "current"}, []string{`"current" is not behaviour or old`}},
+		{"unknown off-policy credit", []string{"--off-credit", "steps"}, []string{`"steps" is not episode or no-loops`}},
 		{"negative tilt", []string{"--explore-tilt", "-1"}, []string{"explore tilt -1"}},
 		{"zero updates", []string{"--updates", "0"}, []string{`"--updates"`, "at least 1"}},
 		{"zero group", []string{"--group", "0"}, []string{`"--group"`, "at least 1"}},
