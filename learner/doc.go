@@ -35,6 +35,13 @@
 // weight even where π_B made its actions far likelier than π_θ does —
 // under eq. 4 exactly those steps get weight π_θ/π_B ≪ 1.
 //
+// Config.OffCredit chooses which steps of an off-policy sample get its
+// advantage: every step (OffCreditEpisode, the paper's), or every step but
+// those of a loop (OffCreditNoLoops: a step taken from a state the
+// trajectory comes back to later gets no positive advantage). The buffer
+// replays mostly successes, so under the paper's rule every action of a
+// success is reinforced each time it is replayed, the detours included.
+//
 // Rewards come from Step.Reward (outcome) or Step.DenseReward (the PRM's
 // scores, for the explorer and the dense-only baseline); see RewardSource.
 // The optional cross-turn "second reading" of RSPO.md is a separately named
