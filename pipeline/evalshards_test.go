@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 
@@ -205,6 +207,42 @@ func TestDeadLetteredEvalShardStopsTheRun(t *testing.T) {
 		t.Fatalf("run: %v (timed out: %v), want it stopped by the dead-lettered shard", err, ctx.Err())
 	}
 	for _, want := range []string{"evaluation of update 2", "dead-lettered by the actor", "cannot play evaluations"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q, want %q in it", err, want)
+		}
+	}
+}
+
+// brokenPlayer fails every episode with an error that will not pass, so
+// an actor with it dead-letters every rollout request it is given.
+type brokenPlayer struct{}
+
+func (brokenPlayer) Player(context.Context, int64) (rollout.Player, error) {
+	return brokenPlayer{}, nil
+}
+
+func (brokenPlayer) Play(context.Context, envs.Env, rollout.Episode) (*schemas.Trajectory, error) {
+	return nil, errors.New("the player's weights are corrupt")
+}
+
+// A rollout request the run's actors dead-letter is never answered: the
+// run stops at once with the actor's reason, not after RolloutTimeout
+// with a guess ("are actors running?"). A full disk that refuses the
+// actors' trajectories ends the same way.
+func TestDeadLetteredRolloutRequestStopsTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	cfg := smallRun(t, t.TempDir(), false)
+	cfg.Learner.RolloutTimeout = 30 * time.Minute
+	cfg.Actor.Backend = brokenPlayer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := Run(ctx, cfg)
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("run: %v (timed out: %v), want it stopped by the dead-lettered request", err, ctx.Err())
+	}
+	for _, want := range []string{"rollout request", "dead-lettered by the actor", "weights are corrupt"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q, want %q in it", err, want)
 		}

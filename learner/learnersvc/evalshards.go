@@ -147,24 +147,30 @@ func (s *Service) awaitEvalResults(ctx context.Context, shards []schemas.EvalSha
 	return nil, fmt.Errorf("learnersvc: evaluation of update %d: %w", s.cp.Update, err)
 }
 
-// watchShardDeadLetters reads the run's actor dead letters (all of them:
-// a learner restarted mid-evaluation must see a shard refused before it
-// started, which JetStream's deduplication will not queue again) until ctx
-// ends, and on the first that holds one of shards sends its component and
-// reason to refused and calls stop.
+// watchShardDeadLetters stops the evaluation's wait, through
+// watchActorDeadLetters, when an actor dead-letters one of its shards.
 func (s *Service) watchShardDeadLetters(ctx context.Context, shards []schemas.EvalShard, refused chan<- string, stop func()) {
-	ids := make(map[string]schemas.EvalShard, len(shards))
+	what := make(map[string]string, len(shards))
 	for _, sh := range shards {
-		ids[streams.EvalShardID(sh)] = sh
+		what[streams.EvalShardID(sh)] = fmt.Sprintf("shard %d of %d of %s", sh.Shard, sh.Shards, sh.Split)
 	}
+	s.watchActorDeadLetters(ctx, what, refused, stop)
+}
+
+// watchActorDeadLetters reads the run's actor dead letters (all of them:
+// a learner restarted mid-wait must see work refused before it started,
+// which JetStream's deduplication will not queue again) until ctx ends,
+// and on the first whose message id is a key of what sends what it is,
+// the dead-lettering component and its reason to refused and calls stop.
+func (s *Service) watchActorDeadLetters(ctx context.Context, what map[string]string, refused chan<- string, stop func()) {
 	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + rolloutsvc.Component, Follow: true},
 		func(m streams.Message) error {
-			sh, ok := ids[m.Headers.Get(streams.HeaderDLQMsgID)]
+			item, ok := what[m.Headers.Get(streams.HeaderDLQMsgID)]
 			if !ok {
 				return nil
 			}
-			refused <- fmt.Sprintf("shard %d of %d of %s was dead-lettered by the %s: %s (no actor will play it)",
-				sh.Shard, sh.Shards, sh.Split, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason))
+			refused <- fmt.Sprintf("%s was dead-lettered by the %s: %s (no actor will play it)",
+				item, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason))
 			stop()
 			return errFound
 		})

@@ -62,13 +62,25 @@ func requestIDs(reqs []schemas.RolloutRequest) map[string]int {
 // refused (counted in staleRefused, logged) and the wait goes on for the
 // actor's own. later are the requests of the updates asked for ahead
 // (MaxStaleness ≥ 1): the next collection starts from the first of their
-// trajectories this one read, so none is passed over.
+// trajectories this one read, so none is passed over. A request an actor
+// dead-letters (one it cannot play, or whose trajectories it cannot
+// store: a full disk) is never answered, so the wait ends at once with a
+// permanent error naming the actor's reason instead of running into
+// RolloutTimeout with a guess.
 func (s *Service) collect(ctx context.Context, reqs, later []schemas.RolloutRequest) ([]*schemas.Trajectory, error) {
 	want, ahead := requestIDs(reqs), requestIDs(later)
 	got := make([]*schemas.Trajectory, len(want))
 	missing, refused := len(want), 0
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RolloutTimeout)
 	defer cancel()
+	deadLettered := make(chan string, 1)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	what := make(map[string]string, len(reqs))
+	for _, r := range reqs {
+		what[streams.RolloutID(r)] = "rollout request " + r.ID
+	}
+	go s.watchActorDeadLetters(wctx, what, deadLettered, cancel)
 	var lastSeq, firstAhead uint64
 	err := streams.Replay(ctx, s.js, streams.ReplayOptions{
 		Run: s.cfg.Run, Subject: streams.KindTrajOnPolicy, FromSeq: max(1, s.cp.TrajSeq), Follow: true,
@@ -101,13 +113,19 @@ func (s *Service) collect(ctx context.Context, reqs, later []schemas.RolloutRequ
 		}
 		return nil
 	})
-	switch {
-	case errors.Is(err, errCollected):
+	if errors.Is(err, errCollected) {
 		s.nextSeq = lastSeq + 1
 		if firstAhead > 0 {
 			s.nextSeq = firstAhead
 		}
 		return got, nil
+	}
+	select {
+	case why := <-deadLettered:
+		return nil, permanent(fmt.Errorf("learnersvc: %s", why))
+	default:
+	}
+	switch {
 	case ctx.Err() != nil && missing > 0 && refused > 0:
 		return nil, permanent(fmt.Errorf("learnersvc: %d of %d rollouts still missing after %v, and %d refused as more than %d policy versions behind %d (do the actors play the version asked for?): %w",
 			missing, len(want), time.Duration(s.cfg.RolloutTimeout), refused, s.cfg.MaxStaleness, s.pol.Version(), ctx.Err()))
