@@ -200,13 +200,20 @@ func TestDeadLetteredEvalShardStopsTheRun(t *testing.T) {
 	cfg := smallRun(t, t.TempDir(), false)
 	cfg.NATSURL, cfg.Learner.EvalShards = s.ClientURL(), 2
 	cfg.Actor.Backend = playOnly{rolloutsvc.NewPolicyCache(js, cfg.Learner.Run, 4)}
+	runStopsWith(t, cfg, "evaluation of update 2", "dead-lettered by the actor", "cannot play evaluations")
+}
+
+// runStopsWith runs cfg and wants it stopped, within two minutes, by an
+// error that says each of wants.
+func runStopsWith(t *testing.T, cfg Config, wants ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, err := Run(ctx, cfg)
 	if err == nil || ctx.Err() != nil {
-		t.Fatalf("run: %v (timed out: %v), want it stopped by the dead-lettered shard", err, ctx.Err())
+		t.Fatalf("run: %v (timed out: %v), want it stopped with %q", err, ctx.Err(), wants)
 	}
-	for _, want := range []string{"evaluation of update 2", "dead-lettered by the actor", "cannot play evaluations"} {
+	for _, want := range wants {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q, want %q in it", err, want)
 		}
@@ -236,15 +243,5 @@ func TestDeadLetteredRolloutRequestStopsTheRun(t *testing.T) {
 	cfg := smallRun(t, t.TempDir(), false)
 	cfg.Learner.RolloutTimeout = 30 * time.Minute
 	cfg.Actor.Backend = brokenPlayer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	_, err := Run(ctx, cfg)
-	if err == nil || ctx.Err() != nil {
-		t.Fatalf("run: %v (timed out: %v), want it stopped by the dead-lettered request", err, ctx.Err())
-	}
-	for _, want := range []string{"rollout request", "dead-lettered by the actor", "weights are corrupt"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q, want %q in it", err, want)
-		}
-	}
+	runStopsWith(t, cfg, "rollout request", "dead-lettered by the actor", "weights are corrupt")
 }
