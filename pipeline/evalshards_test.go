@@ -245,3 +245,32 @@ func TestDeadLetteredRolloutRequestStopsTheRun(t *testing.T) {
 	cfg.Actor.Backend = brokenPlayer{}
 	runStopsWith(t, cfg, "rollout request", "dead-lettered by the actor", "weights are corrupt")
 }
+
+// A dead letter of an earlier message under a request's id (queued again
+// once the dedupe window had passed, the cause mended) does not stop the
+// run: only a dead letter of the message the learner queued this time
+// does.
+func TestEarlierDeadLetterOfARequestIdIsIgnored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	hdr := nats.Header{}
+	hdr.Set(streams.HeaderMsgID, "actor/RSPO_WORK/999999")
+	hdr.Set(streams.HeaderDLQMsgID, "t1/rollout/u0-v0-0") // the first update's request
+	hdr.Set(streams.HeaderDLQSeq, "999999")
+	hdr.Set(streams.HeaderDLQStream, "RSPO_WORK")
+	hdr.Set(streams.HeaderDLQComponent, rolloutsvc.Component)
+	hdr.Set(streams.HeaderDLQReason, "insufficient resources, an hour ago")
+	if _, err := streams.Publish(context.Background(), js, streams.Subjects("t1").DLQ(rolloutsvc.Component), []byte("{}"), hdr); err != nil {
+		t.Fatal(err)
+	}
+	cfg := smallRun(t, t.TempDir(), false)
+	cfg.NATSURL = s.ClientURL()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatalf("run stopped by an earlier message's dead letter: %v", err)
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
@@ -66,9 +69,11 @@ func (s *Service) evaluateSharded(ctx context.Context) ([]rollout.Report, error)
 		all = append(all, schemas.EvalShardsOf(job, rollout.TaskRefs(tasks), s.cfg.EvalShards)...)
 	}
 	for _, sh := range all {
-		if _, err := streams.PublishEvalShard(ctx, s.js, sh); err != nil {
+		ack, err := streams.PublishEvalShard(ctx, s.js, sh)
+		if err != nil {
 			return nil, fmt.Errorf("learnersvc: queue eval shard %d of %s: %w", sh.Shard, sh.Split, err)
 		}
+		s.queued(streams.EvalShardID(sh), ack)
 	}
 	s.cfg.Logger.Debug("evaluation queued", "update", s.cp.Update, "shards", len(all))
 	got, err := s.awaitEvalResults(ctx, all)
@@ -101,7 +106,9 @@ func (s *Service) awaitEvalResults(ctx context.Context, shards []schemas.EvalSha
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	refused := make(chan string, 1)
-	go s.watchShardDeadLetters(wctx, shards, refused, cancel)
+	what := shardsWaitedFor(shards)
+	defer s.settled(what)
+	go s.watchActorDeadLetters(wctx, s.queuedAs(what), refused, cancel)
 	go func() {
 		t := time.NewTicker(evalWaitLog)
 		defer t.Stop()
@@ -147,30 +154,68 @@ func (s *Service) awaitEvalResults(ctx context.Context, shards []schemas.EvalSha
 	return nil, fmt.Errorf("learnersvc: evaluation of update %d: %w", s.cp.Update, err)
 }
 
-// watchShardDeadLetters stops the evaluation's wait, through
-// watchActorDeadLetters, when an actor dead-letters one of its shards.
-func (s *Service) watchShardDeadLetters(ctx context.Context, shards []schemas.EvalShard, refused chan<- string, stop func()) {
+// shardsWaitedFor names the evaluation's shards by message id, for
+// watchActorDeadLetters.
+func shardsWaitedFor(shards []schemas.EvalShard) map[string]string {
 	what := make(map[string]string, len(shards))
 	for _, sh := range shards {
 		what[streams.EvalShardID(sh)] = fmt.Sprintf("shard %d of %d of %s", sh.Shard, sh.Shards, sh.Split)
 	}
-	s.watchActorDeadLetters(ctx, what, refused, stop)
+	return what
+}
+
+// queued records the RSPO_WORK sequence of the work message id that ack
+// acknowledges: for a duplicate within the dedupe window, the message
+// first queued under that id.
+func (s *Service) queued(id string, ack *jetstream.PubAck) {
+	if s.workSeqs == nil {
+		s.workSeqs = map[string]uint64{}
+	}
+	s.workSeqs[id] = ack.Sequence
+}
+
+// queuedAs returns the work items of what with the sequences they were
+// queued under (0 where this process did not queue it).
+func (s *Service) queuedAs(what map[string]string) map[string]workItem {
+	items := make(map[string]workItem, len(what))
+	for id, desc := range what {
+		items[id] = workItem{desc: desc, seq: s.workSeqs[id]}
+	}
+	return items
+}
+
+// settled forgets the sequences of work no longer waited for.
+func (s *Service) settled(what map[string]string) {
+	for id := range what {
+		delete(s.workSeqs, id)
+	}
+}
+
+// workItem is a queued work message the learner waits on: what it is,
+// and its sequence in RSPO_WORK.
+type workItem struct {
+	desc string
+	seq  uint64
 }
 
 // watchActorDeadLetters reads the run's actor dead letters (all of them:
 // a learner restarted mid-wait must see work refused before it started,
 // which JetStream's deduplication will not queue again) until ctx ends,
-// and on the first whose message id is a key of what sends what it is,
-// the dead-lettering component and its reason to refused and calls stop.
-func (s *Service) watchActorDeadLetters(ctx context.Context, what map[string]string, refused chan<- string, stop func()) {
+// and on the first that is of one of items — its message id, and the
+// sequence that id was queued under this time, so that a dead letter of
+// an earlier message under the same id (queued again once the dedupe
+// window had passed, after the cause was mended) does not count — sends
+// what it is, the dead-lettering component and its reason to refused and
+// calls stop.
+func (s *Service) watchActorDeadLetters(ctx context.Context, items map[string]workItem, refused chan<- string, stop func()) {
 	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + rolloutsvc.Component, Follow: true},
 		func(m streams.Message) error {
-			item, ok := what[m.Headers.Get(streams.HeaderDLQMsgID)]
-			if !ok {
+			item, ok := items[m.Headers.Get(streams.HeaderDLQMsgID)]
+			if !ok || item.seq != 0 && m.Headers.Get(streams.HeaderDLQSeq) != strconv.FormatUint(item.seq, 10) {
 				return nil
 			}
 			refused <- fmt.Sprintf("%s was dead-lettered by the %s: %s (no actor will play it)",
-				item, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason))
+				item.desc, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason))
 			stop()
 			return errFound
 		})

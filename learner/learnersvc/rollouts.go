@@ -33,9 +33,11 @@ func (s *Service) rolloutRequests(tag string, v, u, cycle int64, tasks []envs.Ta
 // publishRequests puts the requests on the actors' work queue.
 func (s *Service) publishRequests(ctx context.Context, reqs []schemas.RolloutRequest) error {
 	for _, req := range reqs {
-		if _, err := streams.PublishRollout(ctx, s.js, req); err != nil {
+		ack, err := streams.PublishRollout(ctx, s.js, req)
+		if err != nil {
 			return err
 		}
+		s.queued(streams.RolloutID(req), ack)
 	}
 	return nil
 }
@@ -80,7 +82,8 @@ func (s *Service) collect(ctx context.Context, reqs, later []schemas.RolloutRequ
 	for _, r := range reqs {
 		what[streams.RolloutID(r)] = "rollout request " + r.ID
 	}
-	go s.watchActorDeadLetters(wctx, what, deadLettered, cancel)
+	defer s.settled(what)
+	go s.watchActorDeadLetters(wctx, s.queuedAs(what), deadLettered, cancel)
 	var lastSeq, firstAhead uint64
 	err := streams.Replay(ctx, s.js, streams.ReplayOptions{
 		Run: s.cfg.Run, Subject: streams.KindTrajOnPolicy, FromSeq: max(1, s.cp.TrajSeq), Follow: true,

@@ -49,6 +49,10 @@ type Service struct {
 	// requested is the first update whose rollouts this process has not
 	// asked for (requestAhead).
 	requested int64
+	// workSeqs maps the message id of work this process queued and still
+	// waits for (rollout requests, evaluation shards) to its sequence in
+	// RSPO_WORK: the message an actor's dead letter must be of to count.
+	workSeqs map[string]uint64
 	// progress, if set, is told about every finished update; phase about
 	// every phase started.
 	progress, phase func(Progress)
