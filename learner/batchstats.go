@@ -8,7 +8,7 @@ func exp(x float64) float64 { return math.Exp(min(x, maxLogRatio)) }
 // advantages, returns, success and the group fractions.
 func (t *Trainer) batchStats(st *UpdateStats, samples []*sample, groups []*group) {
 	var advOn, advOff moments
-	var retOn, retOff, succOn, succOff, vals running
+	var retOn, retOff, succOn, succOff, vals, loops running
 	offTasks := map[string][]bool{}
 	var offOrder []string
 	for _, s := range samples {
@@ -21,6 +21,9 @@ func (t *Trainer) batchStats(st *UpdateStats, samples []*sample, groups []*group
 				offOrder = append(offOrder, s.t.TaskID)
 			}
 			offTasks[s.t.TaskID] = append(offTasks[s.t.TaskID], s.t.Success)
+			for _, inLoop := range loopSteps(s.t) {
+				loops.add(b2f(inLoop))
+			}
 		} else {
 			st.OnTrajectories++
 			st.OnSteps += float64(len(s.t.Steps))
@@ -39,6 +42,7 @@ func (t *Trainer) batchStats(st *UpdateStats, samples []*sample, groups []*group
 	st.ReturnMeanOn, st.ReturnMeanOff = retOn.mean(), retOff.mean()
 	st.SuccessOn, st.SuccessOff = succOn.mean(), succOff.mean()
 	st.ValueMean = vals.mean()
+	st.OffLoopFrac = loops.mean()
 	var failOn, allOn, zero, failOff, allOff running
 	for _, g := range groups {
 		zero.add(b2f(allZeroAdv(samples, g)))

@@ -54,7 +54,13 @@ func TestOffCreditNoLoops(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr.assignAdvantages(samples, groupSamples(samples))
+		groups := groupSamples(samples)
+		tr.assignAdvantages(samples, groups)
+		var st UpdateStats
+		tr.batchStats(&st, samples, groups)
+		if st.OffLoopFrac != 3.0/8 { // 2 of win's 4 steps, 1 of lose's, whatever the rule
+			t.Errorf("%q: off_loop_frac %v, want 3/8", credit, st.OffLoopFrac)
+		}
 		var out [][]float64
 		for _, s := range samples {
 			out = append(out, s.adv)

@@ -62,6 +62,10 @@ type UpdateStats struct {
 	// OffFallback counts off-policy trajectories whose task had no
 	// on-policy group (normalised by Config.OffPolicyFallback).
 	OffFallback float64 `json:"off_fallback"`
+	// OffLoopFrac is the fraction of off-policy steps on a loop (see
+	// loopSteps), the steps OffCreditNoLoops gives no positive advantage;
+	// it is measured under either rule.
+	OffLoopFrac float64 `json:"off_loop_frac"`
 	// ValueMean is the mean V_old(s) over on-policy steps.
 	ValueMean float64 `json:"value_mean"`
 	// SwapPairs counts the (step, partner) pairs of the optional swap term.
