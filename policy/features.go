@@ -114,10 +114,12 @@ type Featurizer struct {
 	mem       *memory
 	instr     []token
 	instrText string
-	instrNums []instrNumber // the instruction's numbers ("lower than 60.00")
-	stable    []int32       // sorted ids of the bias, the instruction and the episode's words
-	words     int           // how many of mem.words stable holds
-	dyn       []int32       // the other state ids (see stateIDs)
+	instrNums []number // the instruction's numbers ("lower than 60.00")
+	ctxNums   []number // scratch: the numbers of an action's context
+	sentStart []int    // where the sentences of obs begin, once numberIDs needs them
+	stable    []int32  // sorted ids of the bias, the instruction and the episode's words
+	words     int      // how many of mem.words stable holds
+	dyn       []int32  // the other state ids (see stateIDs)
 	obs       []token
 	obsText   string // the text of obs
 	turnObs   []token
@@ -191,7 +193,7 @@ func (z *Featurizer) begin(s *State) {
 	}
 	z.instr = tokenize(s.Instruction, z.instr[:0])
 	z.instrText = s.Instruction
-	z.instrNums = instrNumbers(z.instr, z.instrNums[:0])
+	z.instrNums = appendNumbers(s.Instruction, 0, len(s.Instruction), z.instrNums[:0])
 	z.mem.reset(z.instr)
 	z.stable = z.stable[:0]
 	z.addStable(z.id(nsBias, 0))
@@ -312,6 +314,7 @@ func (z *Featurizer) fill(s *State, f *Features) error {
 	f.flags = grow(f.flags, n*NumFlags)
 	clear(f.flags)
 	z.obs, z.obsText = tokenize(s.Observation, z.obs[:0]), s.Observation
+	z.sentStart = z.sentStart[:0]
 	z.obsEnts = entities(z.obs, z.obsEnts[:0])
 	z.goalObs = z.goalObs[:0]
 	for _, e := range z.obsEnts {
@@ -425,45 +428,30 @@ func (z *Featurizer) appendWords(ids []int32, nsWord, nsBigram uint64, toks []to
 	return ids
 }
 
-// instrNumber is a number of the instruction and the word before it
-// ("than" in "price lower than 60.00 dollars").
-type instrNumber struct {
-	before uint64
-	val    float64
-}
-
-// instrNumbers appends the numbers of the instruction's tokens.
-func instrNumbers(instr []token, dst []instrNumber) []instrNumber {
-	before := uint64(0)
-	for _, t := range instr {
-		switch {
-		case t.num && !t.frac:
-			dst = append(dst, instrNumber{before: before, val: t.val})
-		case !t.num:
-			before = t.h
-		}
-	}
-	return dst
-}
-
 // numberIDs appends, for every number of the current action's context
 // (z.ctx) and every number of the instruction, how the two compare, keyed
 // by the instruction's word before its number: "$45.99" on an item's
 // result line against "lower than 60.00" is "than: below". A price is a
 // number to compare, not a word to remember, and the other features see
 // numbers only as hashed words. These feed the linear score only; an
-// instruction without numbers (every household task) adds none.
+// instruction without numbers (every household task) adds none and reads
+// nothing.
 func (z *Featurizer) numberIDs(ids []int32) []int32 {
-	if len(z.instrNums) == 0 {
+	if len(z.instrNums) == 0 || len(z.ctx) == 0 {
 		return ids
 	}
+	if len(z.sentStart) == 0 { // once a state, for its first action with a context
+		z.sentStart = sentenceStarts(z.obsText, z.sentStart)
+	}
 	for _, sent := range z.ctx {
-		for _, t := range z.index.words(z.obs, sent) {
-			if !t.num || t.frac {
-				continue
-			}
+		end := len(z.obsText)
+		if int(sent)+1 < len(z.sentStart) {
+			end = z.sentStart[sent+1]
+		}
+		z.ctxNums = appendNumbers(z.obsText, z.sentStart[sent], end, z.ctxNums[:0])
+		for _, x := range z.ctxNums {
 			for _, n := range z.instrNums {
-				ids = append(ids, z.id(nsNumbers, mix(n.before, uint64(2+cmp.Compare(t.val, n.val)))))
+				ids = append(ids, z.id(nsNumbers, mix(n.before, uint64(2+cmp.Compare(x.val, n.val)))))
 			}
 		}
 	}

@@ -83,24 +83,23 @@ func TestPolicyLearnsAPriceLimit(t *testing.T) {
 	}
 }
 
-// TestDecimalTokens: a decimal's value is on its first token, the digits
-// after the point are marked as its fraction, and words keep their hashes.
-func TestDecimalTokens(t *testing.T) {
-	toks := tokenize("price lower than 60.00 dollars, $45.99 or 7", nil)
-	var nums []float64
-	fracs := 0
-	for _, tk := range toks {
-		if tk.num && !tk.frac {
-			nums = append(nums, tk.val)
-		}
-		if tk.frac {
-			fracs++
-		}
+// TestDecimalNumbers: a decimal is one number however tokenize splits it
+// at its point, each number carries the word before it, and words keep
+// their hashes.
+func TestDecimalNumbers(t *testing.T) {
+	text := "price lower than 60.00 dollars, $45.99 or 7"
+	nums := appendNumbers(text, 0, len(text), nil)
+	var vals []float64
+	for _, n := range nums {
+		vals = append(vals, n.val)
 	}
-	if fmt.Sprint(nums) != "[60 45.99 7]" || fracs != 2 {
-		t.Errorf("numbers %v with %d fraction tokens, want [60 45.99 7] with 2", nums, fracs)
+	if fmt.Sprint(vals) != "[60 45.99 7]" || nums[0].before != hashWord("than") || nums[2].before != hashWord("or") {
+		t.Errorf("numbers %v (before %x, %x), want [60 45.99 7] after than and or", vals, nums[0].before, nums[2].before)
 	}
-	if toks[0].h != hashWord("price") || toks[0].num {
+	if frac := appendNumbers(text, 20, len(text), nil); frac[0].val != 45.99 { // from the fraction of 60.00 on
+		t.Errorf("a fraction read as a number of its own: %v", frac)
+	}
+	if toks := tokenize(text, nil); toks[0].h != hashWord("price") || toks[0].num {
 		t.Error("a word's token changed")
 	}
 }

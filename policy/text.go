@@ -4,19 +4,12 @@ package policy
 // digits and non-ASCII bytes, lowercased, identified by a 64-bit hash so that
 // no strings are allocated on the hot path.
 
-import "strconv"
-
 // token is one word of a text.
 type token struct {
 	h    uint64 // hash of the lowercased word
 	num  bool   // the word is all digits
 	stop bool   // the word is a stop word
-	// frac marks the digits after the point of a decimal ("99" of
-	// "45.99"): the point ends a sentence like any other, so they are a
-	// token of their own, but the number is the token before.
-	frac bool
-	sent int32   // index of the sentence the word is in
-	val  float64 // a num token's value, its fraction included ("45.99")
+	sent int32  // index of the sentence the word is in
 }
 
 // content reports whether the token carries meaning on its own.
@@ -38,7 +31,6 @@ func isSentenceEnd(b byte) bool { return b == '.' || b == '!' || b == '?' || b =
 // tokenize appends the tokens of text to dst.
 func tokenize(text string, dst []token) []token {
 	var sent int32
-	fracNext := false // the next token is the fraction of a decimal
 	for i := 0; i < len(text); {
 		b := text[i]
 		if !isWordByte(b) {
@@ -48,41 +40,28 @@ func tokenize(text string, dst []token) []token {
 			i++
 			continue
 		}
-		start := i
-		h := uint64(fnvOffset)
-		num := true
-		for ; i < len(text) && isWordByte(text[i]); i++ {
-			c := text[i]
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			num = num && c >= '0' && c <= '9'
-			h = (h ^ uint64(c)) * fnvPrime
-		}
-		t := token{h: h, num: num, stop: isStopWord(h), sent: sent, frac: fracNext && num}
-		fracNext = false
-		if num && !t.frac {
-			t.val, fracNext = decimalValue(text, start, i)
-		}
-		dst = append(dst, t)
+		var h uint64
+		var num bool
+		h, num, i = scanWord(text, i)
+		dst = append(dst, token{h: h, num: num, stop: isStopWord(h), sent: sent})
 	}
 	return dst
 }
 
-// decimalValue is the value of the digits text[start:end], with the
-// fraction that follows a point right after them ("45.99"), and whether
-// there is such a fraction.
-func decimalValue(text string, start, end int) (float64, bool) {
-	frac := end+1 < len(text) && text[end] == '.' && isDigit(text[end+1])
-	if frac {
-		for end++; end < len(text) && isDigit(text[end]); end++ {
+// scanWord reads the word that starts at text[i]: its hash (lowercased),
+// whether it is all digits, and where it ends.
+func scanWord(text string, i int) (h uint64, num bool, end int) {
+	h, num = fnvOffset, true
+	for ; i < len(text) && isWordByte(text[i]); i++ {
+		c := text[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
 		}
+		num = num && c >= '0' && c <= '9'
+		h = (h ^ uint64(c)) * fnvPrime
 	}
-	v, _ := strconv.ParseFloat(text[start:end], 64) // digits only: at worst ±Inf for a huge number
-	return v, frac
+	return h, num, i
 }
-
-func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // hashWord is the token hash of a single lowercase word.
 func hashWord(w string) uint64 {
