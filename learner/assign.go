@@ -153,6 +153,15 @@ func loopSteps(t *schemas.Trajectory) []bool {
 	return loop
 }
 
+// onLoop returns loopSteps of the sample's trajectory, computed once for
+// both the credit rule and the batch's statistics.
+func (s *sample) onLoop() []bool {
+	if s.loops == nil {
+		s.loops = loopSteps(s.t)
+	}
+	return s.loops
+}
+
 // noLoopCredit takes the positive advantage off the loop steps of every
 // off-policy sample. The buffer replays mostly successes, so the actions of
 // a success would be reinforced whether or not they helped; a loop step
@@ -162,7 +171,7 @@ func noLoopCredit(samples []*sample) {
 		if !s.off {
 			continue
 		}
-		for i, inLoop := range loopSteps(s.t) {
+		for i, inLoop := range s.onLoop() {
 			if inLoop && i < len(s.adv) && s.adv[i] > 0 {
 				s.adv[i] = 0
 			}

@@ -33,6 +33,7 @@ type sample struct {
 	values   []float64   // V_old(s_t)
 	targets  []float64   // value targets (PPO)
 	adv      []float64   // per-step advantage
+	loops    []bool      // per step, on a loop (loopSteps); see onLoop
 	swap     []float64   // per-step swap coefficient c_j (on-policy only)
 }
 

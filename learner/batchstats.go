@@ -21,7 +21,7 @@ func (t *Trainer) batchStats(st *UpdateStats, samples []*sample, groups []*group
 				offOrder = append(offOrder, s.t.TaskID)
 			}
 			offTasks[s.t.TaskID] = append(offTasks[s.t.TaskID], s.t.Success)
-			for _, inLoop := range loopSteps(s.t) {
+			for _, inLoop := range s.onLoop() {
 				loops.add(b2f(inLoop))
 			}
 		} else {
