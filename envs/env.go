@@ -126,6 +126,16 @@ type TrainTaskTyper interface {
 	TrainTaskTypes() []string
 }
 
+// Curriculum is implemented by environments with an easier setting whose
+// recorded runs can teach a PRM what progress looks like in this one: the
+// tilted recipe's built-in PRM source runs are played there. The easier
+// setting must pose every task type this configuration trains on, or the
+// PRM knows nothing of the steps only those types take.
+type Curriculum interface {
+	// SourceOptions returns the options (as for New) of the easier setting.
+	SourceOptions() map[string]string
+}
+
 // Errors returned by environments.
 var (
 	ErrEpisodeDone  = errors.New("envs: episode is done")

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 )
 
@@ -15,7 +18,7 @@ import (
 const (
 	// RecipeTilted is the configuration where the dense reward pays (see
 	// docs/experiments.md): a step-target PRM trained on recorded runs of
-	// an easier preset, an explorer that acts with π_θ·exp(λ·r̂) instead
+	// an easier setting (envs.Curriculum), an explorer that acts with π_θ·exp(λ·r̂) instead
 	// of training π_B, the π_θ/π_old off-policy ratio, and no positive
 	// credit to the loops of buffer trajectories. Without --prm or
 	// --prm-source, its PRM comes from built-in source runs (SourceRuns).
@@ -64,25 +67,55 @@ func (o Options) WithRecipe(given func(key string) bool) (Options, error) {
 // SourceSeeds are the seeds of the built-in PRM source runs.
 var SourceSeeds = []int64{101, 102}
 
-// SourcePreset is the preset of the built-in PRM source runs: the easier
-// setting whose successes teach the PRM what progress looks like.
-const SourcePreset = "easy"
+// SourceUpdates is how long each built-in source run trains: long enough
+// for the base algorithm to succeed at every task type of the easier
+// setting, so that the PRM has seen each type's own steps pay. (GRPO on
+// the household's easy homes with all six types: 0.2 train success after
+// 30 updates, 0.5–0.8 after 100. Sources of 30 updates on pick_and_place
+// alone taught some target runs clean, heat and cool and others none.)
+const SourceUpdates = 100
 
 // SourceRuns returns the built-in PRM source runs of o: the base algorithm
-// (no RSPO) on o's environment at SourcePreset, one run per SourceSeeds
-// seed, with rspo run's other defaults. Their names depend only on the
-// environment, algorithm and seed, so every run that needs them reuses the
-// same recorded runs.
-func (o Options) SourceRuns() []Options {
+// (no RSPO) in the easier setting of o's environment (envs.Curriculum: for
+// the household the easy preset's homes with o's train task types), one
+// run per SourceSeeds seed, SourceUpdates updates, rspo run's other
+// defaults. Their names depend only on the environment, the easier
+// setting, the algorithm and the seed, so every run that needs them reuses
+// the same recorded runs.
+func (o Options) SourceRuns() ([]Options, error) {
+	env, err := envs.New(o.Env, o.EnvOptions)
+	if err != nil {
+		return nil, err
+	}
+	cur, ok := env.(envs.Curriculum)
+	if !ok {
+		return nil, fmt.Errorf("pipeline: environment %s has no easier setting for the built-in PRM source runs: give --prm FILE or --prm-source RUN", o.Env)
+	}
+	envOpts := cur.SourceOptions()
 	var out []Options
 	for _, seed := range SourceSeeds {
 		s := DefaultOptions()
-		s.Recipe, s.RSPO, s.Env, s.Algo, s.Seed, s.Data = RecipePaper, false, o.Env, o.Algo, seed, o.Data
-		s.EnvOptions = map[string]string{"preset": SourcePreset}
-		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-s%d", o.Env, SourcePreset, o.Algo, seed)
+		s.Recipe, s.RSPO, s.Env, s.Algo, s.Seed, s.Data, s.Updates = RecipePaper, false, o.Env, o.Algo, seed, o.Data, SourceUpdates
+		s.EnvOptions = maps.Clone(envOpts)
+		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, SourceUpdates, seed)
 		out = append(out, s)
 	}
-	return out
+	return out, nil
+}
+
+// sourceSetting names the easier setting in a source run's name: its
+// preset and a short hash of all its options, so source runs of different
+// settings (other task types, another catalogue) never share a name.
+func sourceSetting(opts map[string]string) string {
+	h := fnv.New32a()
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		fmt.Fprintf(h, "%s=%s\n", k, opts[k])
+	}
+	preset := opts["preset"]
+	if preset == "" {
+		preset = "default"
+	}
+	return fmt.Sprintf("%s-%08x", preset, h.Sum32())
 }
 
 // needsSourcePRM says whether a run with these options trains its PRM on
@@ -105,7 +138,11 @@ func (o Options) sourceConfig(cfg *Config) error {
 	if len(cfg.Sources) > 0 {
 		return nil
 	}
-	for _, s := range o.SourceRuns() {
+	runs, err := o.SourceRuns()
+	if err != nil {
+		return err
+	}
+	for _, s := range runs {
 		sc, err := s.Config()
 		if err != nil {
 			return fmt.Errorf("pipeline: PRM source run %s: %w", s.Run, err)

@@ -2,11 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/rspo-dev/rspo/envs"
+	_ "github.com/rspo-dev/rspo/envs/shop"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/streams/streamstest"
+	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
 
 func TestWithRecipeKeepsWhatTheUserGave(t *testing.T) {
@@ -153,4 +158,63 @@ func tinyRecipeRun(t *testing.T, run, dir string, set func(*Options)) Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// The built-in source runs are played in the target's easier setting and
+// pose every task type the target trains on: a PRM that never saw a type's
+// own steps succeed cannot steer them (sources of pick_and_place alone
+// taught some target runs clean, heat and cool and others none).
+func TestSourceRunsCoverTheTargetsTaskTypes(t *testing.T) {
+	trainTypes := func(env string, opts map[string]string) []string {
+		t.Helper()
+		e, err := envs.New(env, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.(envs.TrainTaskTyper).TrainTaskTypes()
+	}
+	names := map[string]string{} // by preset
+	for _, preset := range []string{"medium", "alfworld", "hard"} {
+		o := DefaultOptions()
+		o.Algo, o.EnvOptions = "ppo", map[string]string{"preset": preset}
+		runs, err := o.SourceRuns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != len(SourceSeeds) {
+			t.Fatalf("%s: %d source runs, want %d", preset, len(runs), len(SourceSeeds))
+		}
+		for _, s := range runs {
+			if s.EnvOptions["preset"] != "easy" || s.RSPO || s.Algo != "ppo" || s.Updates != SourceUpdates || s.Env != "household" {
+				t.Errorf("%s: source run %+v: want the base ppo on the easy preset for %d updates", preset, s, SourceUpdates)
+			}
+			if got, want := trainTypes(s.Env, s.EnvOptions), trainTypes("household", o.EnvOptions); !slices.Equal(got, want) {
+				t.Errorf("%s: source run poses %v, want the target's %v", preset, got, want)
+			}
+		}
+		names[preset] = runs[0].Run
+	}
+	// The ALFWorld-sized and hard presets both train all six types, so the
+	// same source runs serve both; medium trains four.
+	if names["alfworld"] != names["hard"] || names["medium"] == names["alfworld"] {
+		t.Errorf("source run names %v: want medium's own and one shared by alfworld and hard", names)
+	}
+
+	shop := DefaultOptions()
+	shop.Env = "shop"
+	runs, err := shop.SourceRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs[0].EnvOptions["preset"] != "easy" || !strings.HasPrefix(runs[0].Run, "prm-source-shop-easy-") {
+		t.Errorf("shop source run %s with %v: want the easy preset", runs[0].Run, runs[0].EnvOptions)
+	}
+}
+
+func TestSourceRunsNeedAnEasierSetting(t *testing.T) {
+	o := DefaultOptions()
+	o.Env = swappertest.Env
+	if _, err := o.SourceRuns(); err == nil || !strings.Contains(err.Error(), "--prm-source") {
+		t.Errorf("an environment with no easier setting: err %v, want one that names --prm and --prm-source", err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,7 +122,7 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	countVar(fs, &o.ExploreShards, "explore-shards", "split each cycle's exploration into this many work items, for as many explorer processes; "+
 		"what is explored and trained does not depend on it (a trained π_B is trained in every shard, only its collection is split); "+
 		"at most the cycle's k·(1−α)·B tasks; excludes --prm-noise")
-	fs.StringVar(&o.Recipe, "recipe", o.Recipe, "defaults to train with: tilted (a step-target PRM from recorded runs of the easy preset, a tilted explorer, the π_θ/π_old ratio, no credit to the buffer's loops: where the dense reward pays) or paper (the paper's RSPO)")
+	fs.StringVar(&o.Recipe, "recipe", o.Recipe, "defaults to train with: tilted (a step-target PRM from recorded runs of an easier setting (for the household the easy preset with every task type), a tilted explorer, the π_θ/π_old ratio, no credit to the buffer's loops: where the dense reward pays) or paper (the paper's RSPO)")
 	fs.StringArrayVar(&o.PRMSources, "prm-source", nil, "recorded run to train the tilted recipe's PRM on, instead of its built-in source runs (repeatable)")
 	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with rspo prm train)")
 	fs.BoolVar(&o.PRMRefresh, "prm-refresh", false, "retrain the PRM from the run's streams at every cycle end")
@@ -193,8 +194,9 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	pr := newProgress(stderr)
 	cfg.Progress, cfg.Phase = pr.update, pr.phase
 	cfg.OnSource = func(run string, i, n int) {
-		fmt.Fprintf(stderr, "rspo: PRM source run %d of %d: %s (the base algorithm on the %s preset; trained once, reused by later runs)\n",
-			i, n, run, pipeline.SourcePreset)
+		sc := cfg.SourceRuns[i-1].Learner
+		fmt.Fprintf(stderr, "rspo: PRM source run %d of %d: %s (the base algorithm, %d updates, on %s; trained once, reused by later runs)\n",
+			i, n, run, sc.Updates, envOptionsText(sc.EnvOptions))
 	}
 	sum, err := pipeline.Run(cmd.Context(), cfg)
 	pr.close()
@@ -304,4 +306,13 @@ func presetNote(o runOptions) string {
 	return fmt.Sprintf("rspo: note: this setting trains %d of the %d task types (never %s); the eval splits hold all %d, "+
 		"so eval success stays below train success (--eval-splits train evaluates held-out train tasks instead)",
 		len(train), len(all), strings.Join(missing, ", "), len(all))
+}
+
+// envOptionsText prints environment options as sorted key=value pairs.
+func envOptionsText(opts map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		parts = append(parts, k+"="+opts[k])
+	}
+	return strings.Join(parts, " ")
 }

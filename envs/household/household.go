@@ -3,6 +3,7 @@ package household
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rspo-dev/rspo/envs"
 )
@@ -74,6 +75,14 @@ func (env *Env) TrainTaskTypes() []string {
 		}
 	}
 	return out
+}
+
+// SourceOptions implements envs.Curriculum: the easy preset's small, open
+// homes with this configuration's train task types, uniformly mixed, so a
+// PRM trained on runs there has seen every type's steps succeed (the easy
+// preset alone poses pick_and_place only).
+func (env *Env) SourceOptions() map[string]string {
+	return map[string]string{OptPreset: PresetEasy, OptTaskTypes: strings.Join(env.TrainTaskTypes(), ",")}
 }
 
 // TaskTypes lists the six ALFWorld task types.

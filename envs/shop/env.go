@@ -3,6 +3,7 @@ package shop
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/rspo-dev/rspo/envs"
 )
@@ -55,6 +56,13 @@ func (e *Env) Name() string { return Name }
 
 // Splits returns the train and eval splits.
 func (e *Env) Splits() []string { return []string{envs.SplitTrain, envs.SplitEval} }
+
+// SourceOptions implements envs.Curriculum: the easy preset (near-duplicate
+// families of 2, one attribute and option per instruction) on this
+// configuration's catalogue and goals, so the PRM learns the same products.
+func (e *Env) SourceOptions() map[string]string {
+	return map[string]string{"preset": PresetEasy, "catalogue_size": strconv.Itoa(e.cfg.CatalogueSize), "goals": strconv.Itoa(e.cfg.Goals)}
+}
 
 // TaskTypes returns the product categories: beauty, electronics, fashion,
 // food, furniture, home.
