@@ -387,10 +387,16 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 		sum.Config = &eff
 	}
 	var err error
-	if sum.EnvStepsSource, err = sourceSteps(ctx, js, cfg.Sources); err != nil {
+	if sum.SourcePRM, err = loadSourcePRMRecord(ctx, js, lc.Run); err != nil {
 		return sum, err
 	}
-	if sum.SourcePRM, err = loadSourcePRMRecord(ctx, js, lc.Run); err != nil {
+	// The runs the PRM was trained on are the record's: a run resumed by a
+	// build whose built-in source runs have other names keeps its PRM.
+	sources := cfg.Sources
+	if sum.SourcePRM != nil {
+		sources = sum.SourcePRM.Provenance.Sources
+	}
+	if sum.EnvStepsSource, err = sourceSteps(ctx, js, sources); err != nil {
 		return sum, err
 	}
 	var events []schemas.MetricsEvent

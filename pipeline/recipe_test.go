@@ -139,6 +139,19 @@ func TestSourceStepsCountTheSourcesOfSources(t *testing.T) {
 	if d.EnvStepsSource != want {
 		t.Errorf("d's source steps %d, want %d (a counted once)", d.EnvStepsSource, want)
 	}
+
+	// b again, with another source list than its PRM was trained on (as
+	// when a newer build names other built-in source runs): b's PRM is
+	// a's, so its summary counts a's steps, not those of the runs named now.
+	cfg := tinyRecipeRun(t, "b", dir, func(o *Options) { o.PRMSources = []string{"a"} })
+	cfg.NATSURL, cfg.Logger, cfg.Sources = s.ClientURL(), smallRun(t, dir, true).Logger, []string{"c"}
+	again, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.EnvStepsSource != a.EnvSteps {
+		t.Errorf("b resumed with other sources named: source steps %d, want those its PRM came from, a's %d", again.EnvStepsSource, a.EnvSteps)
+	}
 }
 
 // tinyRecipeRun is the configuration of a 2-update run of rspo run's
