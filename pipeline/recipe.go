@@ -154,8 +154,16 @@ func (o Options) sourceConfig(cfg *Config) error {
 }
 
 // runSources trains every built-in source run that has not finished (each
-// a whole run of its own, on the same data directory or server).
+// a whole run of its own, on the same data directory or server), unless
+// the run has begun already: its PRM is published then, and the built-in
+// source runs of this build may not be the ones it was trained on.
 func runSources(ctx context.Context, cfg Config) error {
+	if len(cfg.SourceRuns) == 0 {
+		return nil
+	}
+	if begun, err := hasCheckpoint(ctx, cfg); err != nil || begun {
+		return err
+	}
 	for i, sc := range cfg.SourceRuns {
 		sc.NATSURL, sc.Connect, sc.Logger, sc.SyncAlways, sc.Streams = cfg.NATSURL, cfg.Connect, cfg.Logger, cfg.SyncAlways, cfg.Streams
 		if cfg.OnSource != nil {
@@ -166,6 +174,19 @@ func runSources(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// hasCheckpoint says whether cfg's run has a checkpoint in its store. An
+// embedded server is started for the question and stopped again, so the
+// source runs can start theirs on the same store.
+func hasCheckpoint(ctx context.Context, cfg Config) (bool, error) {
+	_, js, shutdown, err := connect(ctx, cfg)
+	if err != nil {
+		return false, err
+	}
+	defer shutdown()
+	_, ok, err := learnersvc.LoadCheckpoint(ctx, js, cfg.run())
+	return ok, err
 }
 
 // sourceSteps adds up the environment steps of the source runs, and of

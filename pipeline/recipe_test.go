@@ -100,6 +100,27 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	if sum.SourcePRM == nil || sum.SourcePRM.Reused || sum2.SourcePRM == nil || !sum2.SourcePRM.Reused || sum2.SourcePRM.Object != sum.SourcePRM.Object {
 		t.Errorf("PRM records: first %+v, second %+v; want the second to reuse the PRM the first trained", sum.SourcePRM, sum2.SourcePRM)
 	}
+
+	// The first run again, by a build whose built-in source runs have
+	// other names: the run has its PRM, so they are not recorded, and
+	// its summary still counts the source runs the PRM came from.
+	again := target("tilted1")
+	for i := range again.SourceRuns {
+		again.SourceRuns[i].Learner.Run += "-renamed"
+		again.Sources[i] = again.SourceRuns[i].Learner.Run
+	}
+	sum3, err := Run(context.Background(), again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range again.Sources {
+		if _, ok, err := learnersvc.LoadCheckpoint(context.Background(), js, run); err != nil || ok {
+			t.Errorf("source run %s was recorded for a run that had begun (found %v, %v)", run, ok, err)
+		}
+	}
+	if sum3.EnvStepsSource != srcSteps {
+		t.Errorf("resumed run: source steps %d, want its PRM's sources' %d", sum3.EnvStepsSource, srcSteps)
+	}
 }
 
 // A PRM source run whose own PRM came from other runs brings their steps
