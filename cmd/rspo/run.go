@@ -122,7 +122,7 @@ func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	countVar(fs, &o.ExploreShards, "explore-shards", "split each cycle's exploration into this many work items, for as many explorer processes; "+
 		"what is explored and trained does not depend on it (a trained π_B is trained in every shard, only its collection is split); "+
 		"at most the cycle's k·(1−α)·B tasks; excludes --prm-noise")
-	fs.StringVar(&o.Recipe, "recipe", o.Recipe, "defaults to train with: tilted (a step-target PRM from recorded runs of an easier setting (for the household the easy preset with every task type), a tilted explorer, the π_θ/π_old ratio, no credit to the buffer's loops: where the dense reward pays) or paper (the paper's RSPO)")
+	fs.StringVar(&o.Recipe, "recipe", o.Recipe, "defaults to train with: tilted (a step-target PRM from recorded runs of an easier setting (for the household the easy preset's homes with the run's task types), a tilted explorer, the π_θ/π_old ratio, no credit to the buffer's loops: where the dense reward pays) or paper (the paper's RSPO)")
 	fs.StringArrayVar(&o.PRMSources, "prm-source", nil, "recorded run to train the tilted recipe's PRM on, instead of its built-in source runs (repeatable)")
 	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with rspo prm train)")
 	fs.BoolVar(&o.PRMRefresh, "prm-refresh", false, "retrain the PRM from the run's streams at every cycle end")
