@@ -93,10 +93,12 @@ type Config struct {
 	// SourcePRMSeed and SourcePRMProvenance), and
 	// SourceRuns the built-in ones among them, trained first if they have
 	// not finished (Options.SourceRuns). OnSource, if set, is told as
-	// each source run starts.
-	Sources    []string
-	SourceRuns []Config
-	OnSource   func(run string, i, n int)
+	// each source run starts, and OnSourcePRM as the PRM's training on
+	// their trajectories starts (not when a stored one is reused).
+	Sources     []string
+	SourceRuns  []Config
+	OnSource    func(run string, i, n int)
+	OnSourcePRM func(trajectories int)
 	// Extra are stages of the user's own that Run starts beside the
 	// built-in ones and stops once the learner has finished.
 	Extra []StageFunc

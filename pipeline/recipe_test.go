@@ -59,6 +59,12 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 		return cfg
 	}
 	first := target("tilted1")
+	trained := 0 // PRM trainings announced
+	first.OnSourcePRM = func(n int) {
+		if trained++; n != 2*2*4*4 {
+			t.Errorf("PRM training announced on %d trajectories, want the source runs' 64", n)
+		}
+	}
 	if len(first.SourceRuns) != 2 || first.Learner.ExploreTilt != 10 {
 		t.Fatalf("config: %d source runs, tilt %v; want 2 and 10", len(first.SourceRuns), first.Learner.ExploreTilt)
 	}
@@ -90,9 +96,13 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 		t.Errorf("PRM %+v: want a step-target PRM trained on the source runs' 64 trajectories (got %d)", m.Info, n)
 	}
 	second := target("tilted2")
+	second.OnSourcePRM = first.OnSourcePRM
 	sum2, err := Run(context.Background(), second)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if trained != 1 {
+		t.Errorf("PRM training announced %d times over a run that trains it and one that reuses it, want 1", trained)
 	}
 	if sum2.EnvStepsSource != srcSteps {
 		t.Errorf("second run: source steps %d, want the same %d (reused, not trained again)", sum2.EnvStepsSource, srcSteps)

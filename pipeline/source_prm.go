@@ -129,6 +129,9 @@ func trainSourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config, fea
 	if len(trajs) == 0 {
 		return nil, SourcePRM{}, fmt.Errorf("pipeline: PRM source runs %v hold no trajectories on this server (run them first, or name others with prm-source)", cfg.Sources)
 	}
+	if cfg.OnSourcePRM != nil {
+		cfg.OnSourcePRM(len(trajs))
+	}
 	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: prov.Target, Seed: prov.Seed, Featurizer: feat})
 	if err != nil {
 		return nil, SourcePRM{}, fmt.Errorf("pipeline: train the PRM on source runs %v: %w", cfg.Sources, err)

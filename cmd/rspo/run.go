@@ -198,6 +198,9 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 		fmt.Fprintf(stderr, "rspo: PRM source run %d of %d: %s (the base algorithm, %d updates, on %s; trained once, reused by later runs)\n",
 			i, n, run, sc.Updates, envOptionsText(sc.EnvOptions))
 	}
+	cfg.OnSourcePRM = func(n int) {
+		fmt.Fprintf(stderr, "rspo: training the PRM on the source runs' %d trajectories (once: later runs on these source runs reuse it)\n", n)
+	}
 	sum, err := pipeline.Run(cmd.Context(), cfg)
 	pr.close()
 	if err != nil {
