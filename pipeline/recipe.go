@@ -186,6 +186,9 @@ func hasCheckpoint(ctx context.Context, cfg Config) (bool, error) {
 	}
 	defer shutdown()
 	_, ok, err := learnersvc.LoadCheckpoint(ctx, js, cfg.run())
+	if errors.Is(err, jetstream.ErrBucketNotFound) { // a fresh store: no run has begun
+		return false, nil
+	}
 	return ok, err
 }
 

@@ -262,3 +262,15 @@ func TestSourceRunsNeedAnEasierSetting(t *testing.T) {
 		t.Errorf("an environment with no easier setting: err %v, want one that names --prm and --prm-source", err)
 	}
 }
+
+// On a fresh store, where not even the state bucket exists yet, no run
+// has begun: the source runs are to be recorded, not an error reported.
+func TestHasCheckpointOnAFreshStore(t *testing.T) {
+	s := streamstest.RunServer(t)
+	cfg := Config{NATSURL: s.ClientURL()}
+	cfg.Learner.Run = "fresh"
+	begun, err := hasCheckpoint(context.Background(), cfg)
+	if err != nil || begun {
+		t.Errorf("fresh store: begun %v, err %v; want false and no error", begun, err)
+	}
+}
