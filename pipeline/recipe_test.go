@@ -274,3 +274,25 @@ func TestHasCheckpointOnAFreshStore(t *testing.T) {
 		t.Errorf("fresh store: begun %v, err %v; want false and no error", begun, err)
 	}
 }
+
+// rspo run's default on a new data directory: the embedded store starts
+// empty, the built-in source runs are recorded in it, then the run trains.
+func TestTiltedRecipeOnANewDataDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	dir := t.TempDir()
+	cfg := tinyRecipeRun(t, "fresh", dir, func(*Options) {})
+	for i := range cfg.SourceRuns { // small source runs: the mechanism, not the figures
+		cfg.SourceRuns[i].Learner.Updates, cfg.SourceRuns[i].Learner.Tasks, cfg.SourceRuns[i].Learner.GroupSize = 2, 4, 4
+		cfg.SourceRuns[i].Learner.EvalEpisodes, cfg.SourceRuns[i].Settings = 4, nil
+	}
+	cfg.Logger = smallRun(t, dir, true).Logger
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Updates != 2 || sum.EnvStepsSource == 0 || sum.SourcePRM == nil {
+		t.Errorf("summary %+v: want 2 updates, the source runs' steps and their PRM's record", sum)
+	}
+}
