@@ -89,7 +89,7 @@ func (o Options) SourceRuns() ([]Options, error) {
 	}
 	cur, ok := env.(envs.Curriculum)
 	if !ok {
-		return nil, fmt.Errorf("pipeline: environment %s has no easier setting for the built-in PRM source runs: give --prm FILE or --prm-source RUN", o.Env)
+		return nil, fmt.Errorf("pipeline: environment %s has no easier setting for the built-in PRM source runs (envs.Curriculum): give --prm FILE or --prm-source RUN, or train with --recipe paper", o.Env)
 	}
 	envOpts := cur.SourceOptions()
 	var out []Options
