@@ -87,11 +87,15 @@ func startChaos(t *testing.T, run string, updates int, timeout time.Duration) *c
 	stage := func(name string, args ...string) []string {
 		return append([]string{"serve", name, "--nats", url, "--run", run}, args...)
 	}
-	// Short ack waits where the command has them, so a killed swapper's or
-	// buffer's messages come back within the run, not after 30 s.
-	c.add("actor-0", stage("actor", "--parallel", "1")...)
-	c.add("actor-1", stage("actor", "--parallel", "1")...)
-	c.add("explorer", stage("explorer")...)
+	// Short ack waits on every consuming stage, so the work a killed stage
+	// held comes back within seconds, not after the 30 s default: with the
+	// default, an explorer killed with a shard in hand stalled the run for
+	// 30 s, and a second such wait on a loaded CI machine ran past the
+	// plan's timeout. (The stages heartbeat every third of it, so a slow
+	// shard is not redelivered while its stage lives.)
+	c.add("actor-0", stage("actor", "--parallel", "1", "--ack-wait", "3s")...)
+	c.add("actor-1", stage("actor", "--parallel", "1", "--ack-wait", "3s")...)
+	c.add("explorer", stage("explorer", "--ack-wait", "3s")...)
 	c.add("swapper", stage("swapper", "--ack-wait", "2s")...)
 	c.add("buffer", stage("buffer", "--data", filepath.Join(dir, "buffer"), "--ack-wait", "2s")...)
 	c.add("prm", stage("prm", "--random", "1")...)
@@ -255,8 +259,8 @@ func (c *chaosCluster) chaos(p chaosPlan) {
 		if time.Now().After(deadline) {
 			c.report()
 			c.dumpLogs(25)
-			c.diagnose()
-			c.t.Fatalf("the learner did not finish within %v (checkpoint at update %d of %d)", p.timeout, c.progress(), p.updates)
+			c.t.Fatalf("the learner did not finish within %v (checkpoint at update %d of %d); the run's streams:\n%s",
+				p.timeout, c.progress(), p.updates, c.diagnose())
 		}
 		if c.supervise(); c.member("learner").finished {
 			break
@@ -342,27 +346,30 @@ func (c *chaosCluster) report() {
 	c.t.Logf("per member:\n%s", b.String())
 }
 
-// diagnose logs what a stalled run's streams and consumers hold: which
-// stage stopped taking its messages.
-func (c *chaosCluster) diagnose() {
+// diagnose says what a stalled run's streams and consumers hold: which
+// stage stopped taking its messages. It goes into the failure message,
+// the last thing a truncated CI log keeps.
+func (c *chaosCluster) diagnose() string {
+	var b strings.Builder
 	for _, name := range []string{streams.StreamWork, streams.StreamTraj, streams.StreamCtrl, streams.StreamSwapped} {
 		st, err := c.js.Stream(c.ctx, name)
 		if err != nil {
-			c.t.Logf("stream %s: %v", name, err)
+			fmt.Fprintf(&b, "stream %s: %v\n", name, err)
 			continue
 		}
 		info, err := st.Info(c.ctx, jetstream.WithSubjectFilter(streams.SubjectPrefix+"."+c.run+".>"))
 		if err != nil {
-			c.t.Logf("stream %s: %v", name, err)
+			fmt.Fprintf(&b, "stream %s: %v\n", name, err)
 			continue
 		}
-		c.t.Logf("stream %s: %d messages, subjects %v", name, info.State.Msgs, info.State.Subjects)
+		fmt.Fprintf(&b, "stream %s: %d messages, subjects %v\n", name, info.State.Msgs, info.State.Subjects)
 		for ci := range st.ListConsumers(c.ctx).Info() {
-			c.t.Logf("  consumer %s: filter %q pending %d, ack pending %d, redelivered %d, waiting pulls %d, delivered %d, ack floor %d",
+			fmt.Fprintf(&b, "  consumer %s: filter %q pending %d, ack pending %d, redelivered %d, waiting pulls %d, delivered %d, ack floor %d\n",
 				ci.Name, ci.Config.FilterSubject, ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting,
 				ci.Delivered.Stream, ci.AckFloor.Stream)
 		}
 	}
+	return b.String()
 }
 
 // dumpLogs logs the end of every member's log, for a failed run.
