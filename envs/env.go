@@ -7,6 +7,7 @@ package envs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -161,6 +162,51 @@ func Register(name string, f Factory) {
 		panic("envs: duplicate registration of " + name)
 	}
 	registry[name] = f
+}
+
+// OptionSpec describes the options an environment's factory accepts, so
+// that a command line can read several of them from one string
+// (`--env-opt preset=easy,task_types=a=2,b=1`).
+type OptionSpec struct {
+	// Keys are every option key the factory accepts.
+	Keys []string
+	// Lists are the keys whose value is a comma-separated list whose items
+	// may hold "=" (weights: "a=2,b=1"): in a command line's string, a
+	// comma followed by anything but another declared key continues it.
+	Lists []string
+}
+
+var optionSpecs = map[string]OptionSpec{}
+
+// DeclareOptions records the options of the environment registered as
+// name. An environment that declares none keeps the plain reading: every
+// comma starts another key=value pair.
+func DeclareOptions(name string, spec OptionSpec) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	optionSpecs[name] = OptionSpec{Keys: slices.Clone(spec.Keys), Lists: slices.Clone(spec.Lists)}
+}
+
+// IsOptionKey reports whether some registered environment declares key.
+func IsOptionKey(key string) bool {
+	return anySpec(func(s OptionSpec) bool { return slices.Contains(s.Keys, key) })
+}
+
+// IsListOption reports whether some registered environment declares key a
+// list whose items may hold "=".
+func IsListOption(key string) bool {
+	return anySpec(func(s OptionSpec) bool { return slices.Contains(s.Lists, key) })
+}
+
+func anySpec(f func(OptionSpec) bool) bool {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	for _, s := range optionSpecs {
+		if f(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // New builds the named environment.

@@ -3,6 +3,7 @@ package envs_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rspo-dev/rspo/envs"
@@ -29,4 +30,23 @@ func TestRegisterDuplicatePanics(t *testing.T) {
 		}
 	}()
 	envs.Register("household", func(map[string]string) (envs.Env, error) { return nil, nil })
+}
+
+// TestDeclaredOptions: every key an environment accepts is declared, so a
+// command line can tell a list option's weighted items from the next key.
+func TestDeclaredOptions(t *testing.T) {
+	for _, k := range []string{"preset", "max_steps", "receptacles", "closed", "objects", "task_types"} {
+		if !envs.IsOptionKey(k) {
+			t.Errorf("household's option %q is not declared", k)
+		}
+		if _, err := envs.New("household", map[string]string{k: "x"}); err != nil && strings.Contains(err.Error(), "unknown option") {
+			t.Errorf("household does not accept its declared option %q: %v", k, err)
+		}
+	}
+	if !envs.IsListOption("task_types") || envs.IsListOption("preset") {
+		t.Errorf("list options: task_types %v, preset %v; want true, false", envs.IsListOption("task_types"), envs.IsListOption("preset"))
+	}
+	if envs.IsOptionKey("pick_two_and_place") {
+		t.Error("a task type is declared an option key: weighted task types would be split at it")
+	}
 }

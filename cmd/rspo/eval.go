@@ -92,7 +92,7 @@ func newEvalCmd() *cobra.Command {
 	fs.IntVar(&f.episodes, "episodes", 0, "number of episodes (0: every task of a fixed split, or "+fmt.Sprint(defaultTrainEpisodes)+" train tasks)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the train tasks and of the policy's sampling")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of a table")
-	fs.StringToStringVar(&f.envOpts, "env-opt", nil, "environment option key=value, e.g. preset=easy,max_steps=30"+envOptQuoting)
+	envOptsVar(fs, &f.envOpts, "environment option KEY=VALUE (repeatable, or comma-separated), e.g. preset=easy,max_steps=30"+envOptLists)
 	fs.StringVar(&f.tiltPRM, "tilt-prm", "", "act with the policy tilted by this PRM snapshot, π·exp(λ·r̂), as a tilted explorer does (untrained or FILE policies)")
 	fs.Float64Var(&f.tilt, "tilt", 10, "λ of --tilt-prm")
 	return cmd

@@ -23,7 +23,7 @@ const maxCollect = 1 << 16
 // prmCollectFlags are the flags of `rspo prm collect`.
 type prmCollectFlags struct {
 	env, preset, split, policyFile, out, run string
-	envOpts                                  []string
+	envOpts                                  map[string]string
 	tasks, perTask, maxSteps                 int
 	seed                                     int64
 	temperature                              float64
@@ -52,7 +52,7 @@ func newPRMCollectCmd() *cobra.Command {
 	fs.StringVar(&f.env, "env", "household", "environment: "+strings.Join(envs.Names(), ", "))
 	fs.StringVar(&f.preset, "preset", "", "environment preset (household: easy, medium, alfworld, hard)")
 	_ = fs.MarkDeprecated("preset", "use --env-opt preset=NAME as every other command does")
-	fs.StringArrayVar(&f.envOpts, "env-opt", nil, "environment option KEY=VALUE (repeatable), e.g. max_steps=40")
+	envOptsVar(fs, &f.envOpts, "environment option KEY=VALUE (repeatable, or comma-separated), e.g. max_steps=40"+envOptLists)
 	fs.StringVar(&f.split, "split", envs.SplitTrain, "task split")
 	fs.IntVar(&f.tasks, "tasks", 256, "number of tasks")
 	fs.IntVar(&f.perTask, "per-task", 4, "episodes per task (one GRPO group)")
@@ -89,11 +89,7 @@ func (f prmCollectFlags) envOptions() (map[string]string, error) {
 	if f.preset != "" {
 		opts["preset"] = f.preset
 	}
-	for _, kv := range f.envOpts {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--env-opt %q: want KEY=VALUE", kv)
-		}
+	for k, v := range f.envOpts {
 		if k == "preset" && f.preset != "" && v != f.preset {
 			return nil, fmt.Errorf("--preset %s and --env-opt preset=%s disagree; give --env-opt alone", f.preset, v)
 		}

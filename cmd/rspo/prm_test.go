@@ -164,14 +164,14 @@ func TestPRMCollectPresetIsADeprecatedAlias(t *testing.T) {
 	tests := []struct {
 		name    string
 		preset  string
-		envOpts []string
+		envOpts map[string]string
 		want    map[string]string
 		wantErr string
 	}{
-		{"env-opt", "", []string{"preset=easy"}, map[string]string{"preset": "easy"}, ""},
+		{"env-opt", "", map[string]string{"preset": "easy"}, map[string]string{"preset": "easy"}, ""},
 		{"preset alone", "medium", nil, map[string]string{"preset": "medium"}, ""},
-		{"both agreeing", "easy", []string{"preset=easy", "max_steps=9"}, map[string]string{"preset": "easy", "max_steps": "9"}, ""},
-		{"both disagreeing", "easy", []string{"preset=hard"}, nil, "disagree"},
+		{"both agreeing", "easy", map[string]string{"preset": "easy", "max_steps": "9"}, map[string]string{"preset": "easy", "max_steps": "9"}, ""},
+		{"both disagreeing", "easy", map[string]string{"preset": "hard"}, nil, "disagree"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -97,7 +97,7 @@ func newRunCmd() *cobra.Command {
 func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.StringVar(&o.Run, "run", "", "run name (default: derived from env, algo, mode and seed, so the same command resumes)")
 	fs.StringVar(&o.Env, "env", o.Env, "environment: household|shop")
-	fs.StringToStringVar(&o.EnvOptions, "env-opt", nil, "environment option key=value, e.g. preset=hard"+envOptQuoting)
+	envOptsVar(fs, &o.EnvOptions, "environment option KEY=VALUE (repeatable, or comma-separated), e.g. preset=hard"+envOptLists)
 	fs.StringVar(&o.Algo, "algo", o.Algo, "base algorithm: grpo|ppo|gigpo")
 	fs.BoolVar(&o.RSPO, "rspo", o.RSPO, "RSPO on (explorer, swap, buffer); --rspo=false runs the plain base algorithm")
 	fs.BoolVar(&o.DenseOnly, "dense-only", false, "train π_θ directly on PRM dense rewards (the reward-hacking baseline; implies --rspo=false)")
@@ -311,9 +311,9 @@ func presetNote(o runOptions) string {
 		len(train), len(all), strings.Join(missing, ", "), len(all))
 }
 
-// envOptQuoting ends the help of every --env-opt read as a key=value list:
-// pflag splits such a list at its commas.
-const envOptQuoting = "; a value holding both \",\" and \"=\" needs CSV quotes, e.g. --env-opt '\"task_types=pick_and_place=2,pick_two_and_place=1\"'"
+// envOptLists ends the help of every --env-opt: a list option's items
+// may hold "=" (see envOptsValue).
+const envOptLists = "; a list option's items may be weighted, e.g. task_types=pick_and_place=2,pick_two_and_place=1"
 
 // envOptionsText prints environment options as sorted key=value pairs.
 func envOptionsText(opts map[string]string) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
@@ -20,7 +19,7 @@ type serveSwapperFlags struct {
 	workers, batch int
 	ackWait        time.Duration
 	verify         bool
-	envOpts        []string
+	envOpts        map[string]string
 }
 
 func newServeSwapperCmd() *cobra.Command {
@@ -52,17 +51,14 @@ func newServeSwapperCmd() *cobra.Command {
 	fs.IntVar(&f.batch, "batch", 64, "trajectories per fetch")
 	fs.DurationVar(&f.ackWait, "ack-wait", 30*time.Second, "redeliver a trajectory whose swapper died after this long")
 	fs.BoolVar(&f.verify, "verify", false, "replay every trajectory in its environment and reject disproved outcomes (a cycle whose plan asks for it is verified anyway)")
-	fs.StringArrayVar(&f.envOpts, "env-opt", nil, "environment option KEY=VALUE for --verify of trajectories without a cycle plan on the bus (repeatable); planned cycles use the plan's")
+	envOptsVar(fs, &f.envOpts, "environment option KEY=VALUE for --verify of trajectories without a cycle plan on the bus (repeatable, or comma-separated); planned cycles use the plan's")
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
 
 // config turns the flags into a swapper configuration.
 func (f serveSwapperFlags) config() (swappersvc.Config, error) {
-	opts, err := parseKeyValues("--env-opt", f.envOpts)
-	if err != nil {
-		return swappersvc.Config{}, err
-	}
+	opts := f.envOpts
 	if len(opts) > 0 && !f.verify {
 		return swappersvc.Config{}, fmt.Errorf("--env-opt is only used with --verify")
 	}
@@ -72,20 +68,4 @@ func (f serveSwapperFlags) config() (swappersvc.Config, error) {
 		return cfg, fmt.Errorf("--workers %d and --batch %d must be at least 1", f.workers, f.batch)
 	}
 	return cfg, cfg.Validate()
-}
-
-// parseKeyValues parses repeated KEY=VALUE flag values.
-func parseKeyValues(flag string, kvs []string) (map[string]string, error) {
-	if len(kvs) == 0 {
-		return nil, nil
-	}
-	m := make(map[string]string, len(kvs))
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%s %q: want KEY=VALUE", flag, kv)
-		}
-		m[k] = v
-	}
-	return m, nil
 }

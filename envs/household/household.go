@@ -11,7 +11,10 @@ import (
 // Name is the registry name of the environment.
 const Name = "household"
 
-func init() { envs.Register(Name, Factory) }
+func init() {
+	envs.Register(Name, Factory)
+	envs.DeclareOptions(Name, envs.OptionSpec{Keys: optionKeys(), Lists: []string{OptTaskTypes}})
+}
 
 // ErrInvalidTask means Reset got a task this environment did not generate:
 // an unknown type, or an instruction that does not match the seed.

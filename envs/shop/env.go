@@ -19,6 +19,7 @@ func init() {
 		}
 		return New(cfg)
 	})
+	envs.DeclareOptions(Name, envs.OptionSpec{Keys: OptionKeys()})
 }
 
 // Env is the shop environment. It is safe for concurrent use; its episodes
