@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -254,25 +255,25 @@ func (c *chaosCluster) chaos(p chaosPlan) {
 	c.t.Logf("kill order %v", order)
 	kills := 0
 	c.injectBad(p.inject / 2)
-	next := time.Now().Add(gap(rng, p))
+	last, next := time.Now(), time.Now().Add(gap(rng, p))
 	for deadline := time.Now().Add(p.timeout); ; time.Sleep(25 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			c.report()
 			c.dumpLogs(25)
-			c.t.Fatalf("the learner did not finish within %v (checkpoint at update %d of %d); the run's streams:\n%s",
-				p.timeout, c.progress(), p.updates, c.diagnose())
+			c.t.Fatalf("the learner did not finish within %v (checkpoint at update %d of %d); the run's streams:\n%s\nwhere the learner waits:\n%s",
+				p.timeout, c.progress(), p.updates, c.diagnose(), c.learnerStacks())
 		}
 		if c.supervise(); c.member("learner").finished {
 			break
 		}
-		if kills == len(order) || time.Now().Before(next) {
+		if kills == len(order) || !c.killDue(p, kills, last, next) {
 			continue
 		}
 		c.kill(c.member(order[kills]))
 		if kills++; kills == p.kills/2 {
 			c.injectBad(p.inject - p.inject/2)
 		}
-		next = time.Now().Add(gap(rng, p))
+		last, next = time.Now(), time.Now().Add(gap(rng, p))
 	}
 	if kills < p.kills {
 		c.t.Errorf("the learner finished after %d of the plan's %d kills: lengthen the run or shorten the gaps", kills, p.kills)
@@ -290,6 +291,31 @@ func killOrder(rng *rand.Rand, targets []string, n int) []string {
 		order = append(order, round...)
 	}
 	return order[:n]
+}
+
+// killMark is the learner's update before which kill k (0-based) waits:
+// the kills spread over the first four fifths of the run whatever the
+// machine's speed, so a slow learner is not killed ten times in its first
+// updates.
+func (p chaosPlan) killMark(k int) int64 {
+	return int64(k * p.updates * 4 / (5 * p.kills))
+}
+
+// killDue says whether kill k may happen now, the previous one having
+// been at last: once its random gap has passed and the learner has
+// reached its mark, or, when the learner is past the next kill's mark
+// too (a fast machine, or a kill that cost nothing), after the plan's
+// least gap, so a fast learner does not finish before the plan has killed
+// everything (it did, once a killed stage's work came back in seconds).
+func (c *chaosCluster) killDue(p chaosPlan, k int, last, next time.Time) bool {
+	if time.Since(last) < p.minGap {
+		return false
+	}
+	u := c.progress()
+	if u < p.killMark(k) {
+		return false
+	}
+	return !time.Now().Before(next) || u >= p.killMark(k+1)
 }
 
 func gap(rng *rand.Rand, p chaosPlan) time.Duration {
@@ -370,6 +396,34 @@ func (c *chaosCluster) diagnose() string {
 		}
 	}
 	return b.String()
+}
+
+// learnerStacks makes a stalled learner print its goroutines (SIGQUIT:
+// the Go runtime dumps every stack and exits) and returns those running
+// the project's code, which say what it waits for.
+func (c *chaosCluster) learnerStacks() string {
+	m := c.member("learner")
+	if m.proc.cmd == nil {
+		return "(the learner is not running)"
+	}
+	_ = m.proc.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-m.proc.done:
+		m.proc.cmd = nil
+	case <-time.After(5 * time.Second):
+		return "(the learner did not exit on SIGQUIT)"
+	}
+	b, err := os.ReadFile(m.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, g := range strings.Split(string(b), "\n\n") {
+		if strings.HasPrefix(g, "goroutine ") && strings.Contains(g, "rspo-dev/rspo/") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // dumpLogs logs the end of every member's log, for a failed run.
