@@ -179,8 +179,8 @@ type OptionSpec struct {
 var optionSpecs = map[string]OptionSpec{}
 
 // DeclareOptions records the options of the environment registered as
-// name. An environment that declares none keeps the plain reading: every
-// comma starts another key=value pair.
+// name. Options no environment declares keep the plain reading: a comma
+// followed by KEY= starts another pair.
 func DeclareOptions(name string, spec OptionSpec) {
 	registryMu.Lock()
 	defer registryMu.Unlock()

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -25,9 +24,6 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, err
 		return nil, fmt.Errorf("--config: %w", err)
 	}
 	for name, v := range changed {
-		if name == "env-opt" {
-			v = strings.Trim(v, "[]")
-		}
 		if err := fs.Set(name, v); err != nil {
 			return nil, fmt.Errorf("--%s: %w", name, err)
 		}

@@ -24,6 +24,10 @@ type envOptsValue struct {
 	m *map[string]string
 }
 
+// envOptLists ends the help of --env-opt where a list option may be given:
+// its items may hold "=".
+const envOptLists = "; a list option's items may be weighted, e.g. task_types=pick_and_place=2,pick_two_and_place=1"
+
 // envOptsVar adds --env-opt to fs, bound to *p.
 func envOptsVar(fs *pflag.FlagSet, p *map[string]string, usage string) {
 	fs.Var(&envOptsValue{m: p}, "env-opt", usage)
@@ -45,11 +49,11 @@ func (v *envOptsValue) Set(s string) error {
 
 func (v *envOptsValue) Type() string { return "key=value" }
 
-// String lists the pairs as one CSV record in brackets, each pair quoted
-// where it holds a comma, so Set reads it back to the same options.
+// String lists the pairs as one CSV record, each pair quoted where it
+// holds a comma, so Set reads it back to the same options.
 func (v *envOptsValue) String() string {
 	if v.m == nil || len(*v.m) == 0 {
-		return "[]"
+		return ""
 	}
 	keys := make([]string, 0, len(*v.m))
 	for k := range *v.m {
@@ -64,7 +68,7 @@ func (v *envOptsValue) String() string {
 	w := csv.NewWriter(&b)
 	_ = w.Write(records) // a bytes.Buffer does not fail
 	w.Flush()
-	return "[" + strings.TrimSuffix(b.String(), "\n") + "]"
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // parseEnvOpts reads one --env-opt value: comma-separated KEY=VALUE

@@ -67,7 +67,7 @@ func TestEnvOptsRoundTrip(t *testing.T) {
 	}
 	s := fs.Lookup("env-opt").Value.String()
 	var back map[string]string
-	if err := (&envOptsValue{m: &back}).Set(strings.Trim(s, "[]")); err != nil {
+	if err := (&envOptsValue{m: &back}).Set(s); err != nil {
 		t.Fatalf("Set(%q): %v", s, err)
 	}
 	if !maps.Equal(back, want) {

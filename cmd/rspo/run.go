@@ -311,10 +311,6 @@ func presetNote(o runOptions) string {
 		len(train), len(all), strings.Join(missing, ", "), len(all))
 }
 
-// envOptLists ends the help of every --env-opt: a list option's items
-// may hold "=" (see envOptsValue).
-const envOptLists = "; a list option's items may be weighted, e.g. task_types=pick_and_place=2,pick_two_and_place=1"
-
 // envOptionsText prints environment options as sorted key=value pairs.
 func envOptionsText(opts map[string]string) string {
 	var parts []string

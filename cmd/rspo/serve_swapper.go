@@ -58,12 +58,11 @@ func newServeSwapperCmd() *cobra.Command {
 
 // config turns the flags into a swapper configuration.
 func (f serveSwapperFlags) config() (swappersvc.Config, error) {
-	opts := f.envOpts
-	if len(opts) > 0 && !f.verify {
+	if len(f.envOpts) > 0 && !f.verify {
 		return swappersvc.Config{}, fmt.Errorf("--env-opt is only used with --verify")
 	}
 	cfg := swappersvc.Config{Run: f.run, Durable: f.durable, Workers: f.workers, Batch: f.batch,
-		AckWait: f.ackWait, Verify: f.verify, EnvOptions: opts}
+		AckWait: f.ackWait, Verify: f.verify, EnvOptions: f.envOpts}
 	if f.workers < 1 || f.batch < 1 {
 		return cfg, fmt.Errorf("--workers %d and --batch %d must be at least 1", f.workers, f.batch)
 	}
