@@ -15,17 +15,32 @@ const configUsage = "YAML (.yaml, .yml) or JSON file of run settings, keyed by f
 
 // loadRunConfig reads a run configuration file (YAML or JSON) into o,
 // then re-applies the flags given on the command line so they take
-// precedence. It returns the keys the file sets.
+// precedence. It returns the keys the file sets. A list flag given on the
+// command line replaces the file's list: re-applying its printed form
+// with Set would append "[a,b]" as one more item.
 func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, error) {
-	changed := map[string]string{}
-	fs.Visit(func(f *pflag.Flag) { changed[f.Name] = f.Value.String() })
+	var reapply []func() error
+	fs.Visit(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			items := sv.GetSlice()
+			reapply = append(reapply, func() error { return sv.Replace(items) })
+			return
+		}
+		v := f.Value.String()
+		reapply = append(reapply, func() error {
+			if err := fs.Set(f.Name, v); err != nil {
+				return fmt.Errorf("--%s: %w", f.Name, err)
+			}
+			return nil
+		})
+	})
 	keys, err := pipeline.LoadOptionsFile(path, o)
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
 	}
-	for name, v := range changed {
-		if err := fs.Set(name, v); err != nil {
-			return nil, fmt.Errorf("--%s: %w", name, err)
+	for _, apply := range reapply {
+		if err := apply(); err != nil {
+			return nil, err
 		}
 	}
 	return keys, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,5 +76,38 @@ func TestRunConfigFileErrorsNamePlaceAndKey(t *testing.T) {
 				t.Fatalf("got %v, want --config: ... %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// A list flag given with --config replaces the file's list, once: it used
+// to be re-applied through its printed form, adding "[foo]" as an item.
+func TestConfigListFlagsReplaceTheFilesLists(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "run.yaml")
+	if err := os.WriteFile(cfg, []byte("prm-source: [filed]\neval-splits: [in]\nenv-opt: {preset: easy, task_types: pick_and_place}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runRspo(testContext(t), "run", "--config", cfg,
+		"--prm-source", "foo", "--prm-source", "bar", "--eval-splits", "in,out",
+		"--env-opt", "preset=medium", "--print-config")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	path := filepath.Join(dir, "printed.yaml")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := defaultRunOptions()
+	if _, err := pipeline.LoadOptionsFile(path, &o); err != nil {
+		t.Fatalf("printed configuration does not read back: %v\n%s", err, out)
+	}
+	if !slices.Equal(o.PRMSources, []string{"foo", "bar"}) {
+		t.Errorf("prm-source = %q, want [foo bar]\n%s", o.PRMSources, out)
+	}
+	if !slices.Equal(o.EvalSplits, []string{"in", "out"}) {
+		t.Errorf("eval-splits = %q, want [in out]\n%s", o.EvalSplits, out)
+	}
+	if o.EnvOptions["preset"] != "medium" || o.EnvOptions["task_types"] != "pick_and_place" {
+		t.Errorf("env-opt = %v, want the flag's preset over the file's, the file's task_types kept\n%s", o.EnvOptions, out)
 	}
 }
