@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -30,6 +31,12 @@ type SuiteResult struct {
 	Variants []*VariantResult `json:"variants"`
 	// PRMs reports the PRMs trained on other runs (prm_sources).
 	PRMs []PRMReport `json:"prm_sources,omitempty"`
+	// Revisions are the code revisions that trained the runs (each run's
+	// Cost.Revision, "unrecorded" for a run without one), sorted.
+	Revisions []string `json:"revisions,omitempty"`
+	// CarriedFrom, when set, is the page's raw file the result was read
+	// back from (LoadPageResult) instead of aggregated from runs.
+	CarriedFrom string `json:"-"`
 }
 
 // VariantResult is one variant over its seeds.
@@ -44,6 +51,11 @@ type VariantResult struct {
 	Figures map[string]MeanSD `json:"figures"`
 	Runs    []RunResult       `json:"runs"`
 }
+
+// unrecordedRevision stands for the revision of a run whose cost record
+// has none (trained before revisions were recorded, or by a binary built
+// without VCS information).
+const unrecordedRevision = "unrecorded"
 
 // Figure returns a named figure ("–" formatting when absent).
 func (v *VariantResult) Figure(name string) MeanSD { return v.Figures[name] }
@@ -84,9 +96,14 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 		vr.Runs = append(vr.Runs, run)
 	}
 	res.frame()
+	revisions := map[string]bool{}
 	for _, vr := range res.Variants {
 		vr.compute(res)
+		for _, run := range vr.Runs {
+			revisions[cmp.Or(run.Cost.Revision, unrecordedRevision)] = true
+		}
 	}
+	res.Revisions = sortedSet(revisions)
 	res.PRMs, err = r.EvaluatePRMs(ctx, s)
 	return res, err
 }

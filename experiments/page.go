@@ -23,10 +23,7 @@ type PageOptions struct {
 // suite's plots and per-run results (runs_<suite>.json). It returns the
 // page's path.
 func WritePage(out string, results []*SuiteResult, o PageOptions) (string, error) {
-	assets := filepath.Join(out, "experiments")
-	if o.Quick {
-		assets = filepath.Join(out, "experiments", "quick")
-	}
+	assets := assetsDir(out, o.Quick)
 	if err := os.MkdirAll(assets, 0o755); err != nil {
 		return "", fmt.Errorf("experiments: %w", err)
 	}
@@ -55,6 +52,37 @@ func WritePage(out string, results []*SuiteResult, o PageOptions) (string, error
 	return path, os.WriteFile(path, b.Bytes(), 0o644)
 }
 
+// assetsDir is where WritePage puts the plots and raw results of a page
+// written to out.
+func assetsDir(out string, quick bool) string {
+	if quick {
+		return filepath.Join(out, "experiments", "quick")
+	}
+	return filepath.Join(out, "experiments")
+}
+
+// rawFile is a suite's per-run results file under assets.
+func rawFile(assets, suite string) string { return filepath.Join(assets, "runs_"+suite+".json") }
+
+// LoadPageResult reads suite s's results back from the page written to out
+// earlier (its raw file, runs_<suite>.json), so that a page rewritten
+// after rerunning some suites keeps the figures of the others instead of
+// emptying their sections. The figures are the earlier page's, not
+// recomputed; the result's CarriedFrom names the file. A page without
+// the suite's file gives an error matching os.ErrNotExist.
+func LoadPageResult(out string, s *Suite, quick bool) (*SuiteResult, error) {
+	path := rawFile(assetsDir(out, quick), s.Name)
+	var res SuiteResult
+	if err := readJSONFile(path, &res); err != nil {
+		return nil, err
+	}
+	if res.Name != s.Name || res.Quick != quick {
+		return nil, fmt.Errorf("%w: %s holds suite %q (quick %v), want %q (quick %v)", ErrResults, path, res.Name, res.Quick, s.Name, quick)
+	}
+	res.Suite, res.CarriedFrom = s, path
+	return &res, nil
+}
+
 func includeFile(b *bytes.Buffer, path string) error {
 	text, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
@@ -78,10 +106,11 @@ func writeSuite(b *bytes.Buffer, res *SuiteResult, assets, out string) error {
 	}
 	fmt.Fprintf(b, "Command: `rspo experiment --suite %s%s` (suite file `experiments/suites/`, name `%s`). ", s.Name, quick, s.Name)
 	fmt.Fprintf(b, "Base settings: `%s`. Every run is `rspo run --config` with those keys plus the variant's.\n\n", compactJSON(s.Base))
-	if countRuns(res) == 0 {
+	if res.NumRuns() == 0 {
 		b.WriteString("_No finished runs yet._\n\n")
 		return nil
 	}
+	writeProvenance(b, res)
 	writeMainTable(b, res)
 	writeSplitTable(b, res)
 	writeTypeTable(b, res)
@@ -89,12 +118,49 @@ func writeSuite(b *bytes.Buffer, res *SuiteResult, assets, out string) error {
 	writeCompareTable(b, res)
 	writePRMTable(b, res)
 	writePlots(b, res, assets, out)
-	raw := filepath.Join(assets, "runs_"+res.Name+".json")
+	raw := rawFile(assets, res.Name)
 	fmt.Fprintf(b, "Per-run figures and curves: [`%s`](%s).\n\n", filepath.Base(raw), rel(out, raw))
 	return writeRaw(raw, res)
 }
 
-func countRuns(res *SuiteResult) int {
+// writeProvenance says which code the figures come from and, for a
+// section carried over from an earlier page, that it was not rerun.
+func writeProvenance(b *bytes.Buffer, res *SuiteResult) {
+	revs := "revision unrecorded"
+	var known []string
+	for _, r := range res.Revisions {
+		if r != unrecordedRevision {
+			known = append(known, shortRevision(r))
+		}
+	}
+	if len(known) > 0 {
+		revs = "revision `" + strings.Join(known, "`, `") + "`"
+		if len(known) < len(res.Revisions) {
+			revs += " (some runs unrecorded)"
+		}
+	}
+	if res.CarriedFrom != "" {
+		fmt.Fprintf(b, "_Not rerun for this version of the page: the figures below are the earlier page's (%s), trained by rspo %s._\n\n", filepath.Base(res.CarriedFrom), revs)
+		return
+	}
+	fmt.Fprintf(b, "Trained by rspo %s.\n\n", revs)
+}
+
+// shortRevision shortens a commit hash to 12 digits, keeping a suffix
+// such as "-modified".
+func shortRevision(r string) string {
+	hash, suffix, _ := strings.Cut(r, "-")
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	if suffix != "" {
+		return hash + "-" + suffix
+	}
+	return hash
+}
+
+// NumRuns is how many finished runs the result holds.
+func (res *SuiteResult) NumRuns() int {
 	n := 0
 	for _, v := range res.Variants {
 		n += len(v.Runs)

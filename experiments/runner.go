@@ -37,6 +37,10 @@ type Runner struct {
 	Only []string
 	// Progress, if set, is called after every learner update of a run.
 	Progress func(Job, learnersvc.Progress)
+	// Revision names the code that trains the runs (the VCS revision the
+	// binary was built from); each run's cost record keeps it, and the page
+	// says which revisions a suite's figures come from. Empty: unrecorded.
+	Revision string
 }
 
 // CostFile is the runner's record of a run's cost, beside its report
@@ -50,6 +54,8 @@ type Cost struct {
 	// released to the OS) during the run: all stages and the embedded
 	// server, one process.
 	PeakGoBytes uint64 `json:"peak_go_bytes"`
+	// Revision is Runner.Revision when the run was trained.
+	Revision string `json:"revision,omitempty"`
 }
 
 // Run executes every job of the suite that has no summary yet.
@@ -114,6 +120,7 @@ func (r *Runner) runJob(ctx context.Context, s *Suite, j Job) error {
 	if err != nil {
 		return err
 	}
+	cost.Revision = r.Revision
 	r.logf("%s: finished in %.0fs, eval success %.3f\n", j.RunName(), cost.WallSeconds, sum.Final["eval_success_rate"])
 	if err := writeJSONFile(filepath.Join(r.RunDir(j), CostFile), cost); err != nil {
 		return err

@@ -2,8 +2,10 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ func TestSmokeSuite(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := &Runner{DataDir: t.TempDir()}
+	r := &Runner{DataDir: t.TempDir(), Revision: "0123456789abcdef-modified"}
 	if err := r.Run(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +74,55 @@ func TestSmokeSuite(t *testing.T) {
 	if m.Info.Target != prm.TargetStep {
 		t.Errorf("PRM source src-step fitted to %q, want the step target", m.Info.Target)
 	}
-	for _, want := range []string{"## Smoke suite", "| GRPO | 1 | ", "final, 512 episodes", "| RSPO+GRPO | 1 | ", "| RSPO+GRPO, tilted explorer | 1 | ", "rspo experiment --suite smoke", "![Eval success vs learner update]"} {
+	for _, want := range []string{"## Smoke suite", "Trained by rspo revision `0123456789ab-modified`.", "| GRPO | 1 | ", "final, 512 episodes", "| RSPO+GRPO | 1 | ", "| RSPO+GRPO, tilted explorer | 1 | ", "rspo experiment --suite smoke", "![Eval success vs learner update]"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("page lacks %q:\n%s", want, text)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(out, "experiments", "smoke_eval_success_vs_update.png")); err != nil {
 		t.Errorf("plot missing: %v", err)
+	}
+	checkCarriedPage(t, s, out, string(text))
+}
+
+// checkCarriedPage reads the suite's results back from the page at out
+// and writes a new page from them alone: the same tables, plots redrawn,
+// the section marked as not rerun.
+func checkCarriedPage(t *testing.T, s *Suite, out, text string) {
+	t.Helper()
+	res, err := LoadPageResult(out, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := t.TempDir()
+	page, err := WritePage(again, []*SuiteResult{res}, PageOptions{SuitesDir: "testdata"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	carried, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := func(page string) []string {
+		var rows []string
+		for _, line := range strings.Split(page, "\n") {
+			if strings.HasPrefix(line, "|") {
+				rows = append(rows, line)
+			}
+		}
+		return rows
+	}
+	if got, want := tables(string(carried)), tables(text); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("carried page's tables differ from the original's:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if want := "the figures below are the earlier page's (runs_smoke.json), trained by rspo revision `0123456789ab-modified`"; !strings.Contains(string(carried), want) {
+		t.Errorf("carried page lacks %q", want)
+	}
+	if _, err := os.Stat(filepath.Join(again, "experiments", "smoke_eval_success_vs_update.png")); err != nil {
+		t.Errorf("carried page's plot missing: %v", err)
+	}
+	if _, err := LoadPageResult(t.TempDir(), s, false); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a page without the suite: got %v, want an error matching os.ErrNotExist", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ type experimentOptions struct {
 	data      string
 	noRun     bool
 	keep      bool
+	carry     bool
 }
 
 func newExperimentCmd() *cobra.Command {
@@ -45,6 +47,7 @@ func newExperimentCmd() *cobra.Command {
 	fs.StringVar(&o.out, "out", "", "write experiments.md and experiments/ (plots, run summaries) here (default DATA/page; --out docs regenerates the project's page)")
 	fs.StringVar(&o.data, "data", "runs/experiments", "data directory of the runs (stores, buffers, reports)")
 	fs.BoolVar(&o.noRun, "no-run", false, "train nothing; aggregate the runs that finished")
+	fs.BoolVar(&o.carry, "carry", true, "a suite with no finished runs under --data keeps its figures from the page already at --out (its experiments/runs_<suite>.json), marked as not rerun; --carry=false leaves its section empty")
 	fs.BoolVar(&o.keep, "keep-stores", false, "keep every finished run's JetStream store and buffer (hundreds of MB each); by default only runs a PRM source reads are kept")
 	return cmd
 }
@@ -58,7 +61,11 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep}
+	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, Revision: buildRevision()}
+	out := o.out
+	if out == "" { // never the project's docs/ unless asked: a rerun must not overwrite the committed page
+		out = filepath.Join(o.data, "page")
+	}
 	if !o.noRun {
 		for _, s := range suites {
 			if err := r.Run(cmd.Context(), s); err != nil {
@@ -72,14 +79,15 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 		if err != nil {
 			return err
 		}
+		if res.NumRuns() == 0 && o.carry {
+			if res, err = carriedResult(cmd, out, s, o.quick, res); err != nil {
+				return err
+			}
+		}
 		results = append(results, res)
 	}
-	out := o.out
-	if out == "" { // never the project's docs/ unless asked: a rerun must not overwrite the committed page
-		out = filepath.Join(o.data, "page")
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
 	}
 	page, err := experiments.WritePage(out, results, experiments.PageOptions{Quick: o.quick, SuitesDir: o.suitesDir})
 	if err != nil {
@@ -87,6 +95,20 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", page)
 	return err
+}
+
+// carriedResult is suite s's result read back from the page at out, or
+// fresh (no runs) when that page has none of s.
+func carriedResult(cmd *cobra.Command, out string, s *experiments.Suite, quick bool, fresh *experiments.SuiteResult) (*experiments.SuiteResult, error) {
+	res, err := experiments.LoadPageResult(out, s, quick)
+	if errors.Is(err, os.ErrNotExist) {
+		return fresh, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("suite %s: %w (--carry=false leaves its section empty)", s.Name, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: no finished runs under --data; keeping the page's figures from %s\n", s.Name, res.CarriedFrom)
+	return res, nil
 }
 
 // pickSuites returns the named suite, or all of them.

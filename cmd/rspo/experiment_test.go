@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,4 +65,59 @@ func TestExperimentWritesItsPageUnderTheDataByDefault(t *testing.T) {
 	if _, err := os.Stat("docs"); err == nil {
 		t.Error("the experiment wrote a docs/ directory where it ran")
 	}
+}
+
+// A suite with no runs under --data keeps the figures of the page already
+// at --out (rewriting a page after rerunning one suite must not empty the
+// others' sections); --carry=false empties it.
+func TestExperimentCarriesSuitesNotRerun(t *testing.T) {
+	suites := filepath.Join("..", "..", "experiments", "suites")
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "experiments", "runs_household.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, carry := range []bool{true, false} {
+		out := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(out, "experiments"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, "experiments", "runs_household.json"), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, err := runRspo(testContext(t), "experiment", "--suites", suites, "--no-run", "--data", t.TempDir(), "--out", out, fmt.Sprintf("--carry=%v", carry))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := os.ReadFile(filepath.Join(out, "experiments.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		section := pageSection(string(text), "rspo experiment --suite household`")
+		carried := strings.Contains(section, "_Not rerun for this version of the page: the figures below are the earlier page's (runs_household.json)") &&
+			strings.Contains(section, "| GRPO | 5 | ")
+		if carried != carry || strings.Contains(section, "_No finished runs yet._") == carry {
+			t.Errorf("--carry=%v: household section carried %v:\n%s", carry, carried, section)
+		}
+		if logged := strings.Contains(stderr, "suite household: no finished runs under --data; keeping the page's figures"); logged != carry {
+			t.Errorf("--carry=%v: stderr %q", carry, stderr)
+		}
+		if carry && !strings.Contains(pageSection(string(text), "rspo experiment --suite shop`"), "_No finished runs yet._") {
+			t.Error("a suite the earlier page did not hold has figures")
+		}
+	}
+}
+
+// pageSection is the part of a page from the "## " heading before the
+// first occurrence of marker to the next "## " heading.
+func pageSection(page, marker string) string {
+	i := strings.Index(page, marker)
+	if i < 0 {
+		return ""
+	}
+	start := strings.LastIndex(page[:i], "\n## ")
+	end := strings.Index(page[i:], "\n## ")
+	if end < 0 {
+		return page[start+1:]
+	}
+	return page[start+1 : i+end]
 }

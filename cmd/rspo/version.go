@@ -52,3 +52,26 @@ func writeVersion(w io.Writer, bi *debug.BuildInfo) error {
 	_, err := fmt.Fprintf(w, "go %s\n", bi.GoVersion)
 	return err
 }
+
+// buildRevision is the VCS revision the binary was built from, with
+// "-modified" for a tree with uncommitted changes, or "" when the build
+// recorded none.
+func buildRevision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" && modified == "true" {
+		rev += "-modified"
+	}
+	return rev
+}
