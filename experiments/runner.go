@@ -37,6 +37,10 @@ type Runner struct {
 	Only []string
 	// Progress, if set, is called after every learner update of a run.
 	Progress func(Job, learnersvc.Progress)
+	// KeepSourcesPerRun makes every run train its built-in PRM source runs
+	// in its own store, as `rspo run` does on a fresh data directory,
+	// instead of copying the suite's shared ones (see seedSources).
+	KeepSourcesPerRun bool
 	// Revision names the code that trains the runs (the VCS revision the
 	// binary was built from); each run's cost record keeps it, and the page
 	// says which revisions a suite's figures come from. Empty: unrecorded.
@@ -56,6 +60,10 @@ type Cost struct {
 	PeakGoBytes uint64 `json:"peak_go_bytes"`
 	// Revision is Runner.Revision when the run was trained.
 	Revision string `json:"revision,omitempty"`
+	// SharedSources says the run started from a copy of the suite's
+	// shared PRM source runs and PRM (seedSources): its wall time holds
+	// neither their training nor the PRM's.
+	SharedSources bool `json:"shared_sources,omitempty"`
 }
 
 // Run executes every job of the suite that has no summary yet.
@@ -112,6 +120,10 @@ func (r *Runner) runJob(ctx context.Context, s *Suite, j Job) error {
 		return err
 	}
 	cfg.Logger = r.logger()
+	shared, err := r.seedSources(ctx, j, cfg)
+	if err != nil {
+		return err
+	}
 	if r.Progress != nil {
 		cfg.Progress = func(p learnersvc.Progress) { r.Progress(j, p) }
 	}
@@ -120,7 +132,7 @@ func (r *Runner) runJob(ctx context.Context, s *Suite, j Job) error {
 	if err != nil {
 		return err
 	}
-	cost.Revision = r.Revision
+	cost.Revision, cost.SharedSources = r.Revision, shared
 	r.logf("%s: finished in %.0fs, eval success %.3f\n", j.RunName(), cost.WallSeconds, sum.Final["eval_success_rate"])
 	if err := writeJSONFile(filepath.Join(r.RunDir(j), CostFile), cost); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/streams"
 )
 
 // The recipes: named sets of defaults.
@@ -174,6 +175,36 @@ func runSources(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// PrepareSources trains what a new run of cfg would train before its
+// first update, where the run would keep it — its built-in PRM source
+// runs that have not finished and the PRM on its sources, stored as a
+// snapshot — and stops there: a run of the same sources and PRM settings
+// on that store (or a copy of it) then reuses both. Without sources it
+// does nothing. Experiment suites use it to train the source runs once
+// and give each run a copy of the store.
+func PrepareSources(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.withDefaults()
+	if len(cfg.Sources) == 0 || cfg.Learner.PRM != nil {
+		return nil
+	}
+	if err := runSources(ctx, cfg); err != nil {
+		return err
+	}
+	_, js, shutdown, err := connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer shutdown()
+	if err := streams.Ensure(ctx, js, cfg.Streams); err != nil {
+		return err
+	}
+	_, _, err = storedSourcePRM(ctx, js, cfg)
+	return err
 }
 
 // hasCheckpoint says whether cfg's run has a checkpoint in its store. An

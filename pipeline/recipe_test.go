@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	_ "github.com/rspo-dev/rspo/envs/shop"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
+	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
 	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
@@ -294,5 +297,62 @@ func TestTiltedRecipeOnANewDataDirectory(t *testing.T) {
 	}
 	if sum.Updates != 2 || sum.EnvStepsSource == 0 || sum.SourcePRM == nil {
 		t.Errorf("summary %+v: want 2 updates, the source runs' steps and their PRM's record", sum)
+	}
+}
+
+// PrepareSources trains the source runs and their PRM and stops; a run
+// started on a copy of that store trains neither again, still counts the
+// source runs' steps, and the prepared store holds no trace of the run.
+func TestPrepareSourcesThenRunOnACopy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	shared, copied := filepath.Join(t.TempDir(), "shared"), filepath.Join(t.TempDir(), "run")
+	small := func(cfg Config) Config {
+		for i := range cfg.SourceRuns {
+			cfg.SourceRuns[i].Learner.Updates, cfg.SourceRuns[i].Learner.Tasks, cfg.SourceRuns[i].Learner.GroupSize = 2, 4, 4
+			cfg.SourceRuns[i].Learner.EvalEpisodes, cfg.SourceRuns[i].Settings = 4, nil
+		}
+		cfg.Logger = smallRun(t, t.TempDir(), true).Logger
+		return cfg
+	}
+	trained := 0
+	count := func(int) { trained++ }
+	prep := small(tinyRecipeRun(t, "target", shared, func(*Options) {}))
+	prep.OnSourcePRM = count
+	if err := PrepareSources(context.Background(), prep); err != nil {
+		t.Fatal(err)
+	}
+	if trained != 1 {
+		t.Fatalf("PrepareSources trained the PRM %d times, want 1", trained)
+	}
+	if err := PrepareSources(context.Background(), prep); err != nil || trained != 1 {
+		t.Fatalf("PrepareSources again: %v, PRM trained %d times in all; want no error and still 1", err, trained)
+	}
+	if err := os.CopyFS(copied, os.DirFS(shared)); err != nil {
+		t.Fatal(err)
+	}
+	run := small(tinyRecipeRun(t, "target", copied, func(*Options) {}))
+	run.OnSourcePRM = count
+	announced := 0
+	run.OnSource = func(string, int, int) { announced++ }
+	sum, err := Run(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trained != 1 || sum.SourcePRM == nil || !sum.SourcePRM.Reused {
+		t.Errorf("run on the copy: PRM trained %d times in all, record %+v; want it reused, not trained", trained, sum.SourcePRM)
+	}
+	if sum.EnvStepsSource == 0 || sum.Updates != 2 {
+		t.Errorf("run on the copy: %d updates, source steps %d; want 2 and the source runs' steps", sum.Updates, sum.EnvStepsSource)
+	}
+	e, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(shared, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown()
+	_, js := streamstest.Connect(t, e.Server())
+	if _, ok, err := learnersvc.LoadCheckpoint(context.Background(), js, "target"); err != nil || ok {
+		t.Errorf("the prepared store holds a checkpoint of the target run (found %v, %v)", ok, err)
 	}
 }

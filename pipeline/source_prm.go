@@ -85,6 +85,16 @@ func sourcePRMKey(run string) string { return streams.StateKey(run, "pipeline", 
 // it, else one trained now (and stored for the next run). A featurizer that
 // cannot be snapshotted trains every time.
 func sourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config) (*prm.Model, error) {
+	m, rec, err := storedSourcePRM(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return m, recordSourcePRM(ctx, js, cfg.run(), rec)
+}
+
+// storedSourcePRM returns the PRM of cfg.Sources as sourcePRM does, and
+// its record, without recording it for a run.
+func storedSourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config) (*prm.Model, SourcePRM, error) {
 	feat := cfg.Learner.PRMTrain.Featurizer
 	if feat == nil {
 		feat = prm.DefaultFeaturizer()
@@ -95,24 +105,24 @@ func sourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config) (*prm.Mo
 		prov.Featurizer = sf.Spec()
 		var err error
 		if prov.LastSeq, err = sourceMarks(ctx, js, cfg.Sources); err != nil {
-			return nil, fmt.Errorf("pipeline: read PRM source runs %v: %w", cfg.Sources, err)
+			return nil, SourcePRM{}, fmt.Errorf("pipeline: read PRM source runs %v: %w", cfg.Sources, err)
 		}
 		m, rec, ok := loadSourcePRM(ctx, js, prov.Object(), cfg)
 		if ok {
 			rec.Reused = true
 			cfg.Logger.Info("PRM of the source runs reused", "object", rec.Object, "runs", cfg.Sources,
 				"trajectories", rec.Report.Trajectories, "heldout_auc", rec.Report.HeldoutEval.AUC)
-			return m, recordSourcePRM(ctx, js, cfg.run(), rec)
+			return m, rec, nil
 		}
 	}
 	m, rec, err := trainSourcePRM(ctx, js, cfg, feat, prov)
 	if err != nil {
-		return nil, err
+		return nil, SourcePRM{}, err
 	}
 	if cacheable {
 		storeSourcePRM(ctx, js, m, rec, cfg)
 	}
-	return m, recordSourcePRM(ctx, js, cfg.run(), rec)
+	return m, rec, nil
 }
 
 // trainSourcePRM reads the sources and trains the PRM of provenance prov

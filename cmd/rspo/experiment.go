@@ -23,6 +23,7 @@ type experimentOptions struct {
 	noRun     bool
 	keep      bool
 	carry     bool
+	perRun    bool
 }
 
 func newExperimentCmd() *cobra.Command {
@@ -48,6 +49,7 @@ func newExperimentCmd() *cobra.Command {
 	fs.StringVar(&o.data, "data", "runs/experiments", "data directory of the runs (stores, buffers, reports)")
 	fs.BoolVar(&o.noRun, "no-run", false, "train nothing; aggregate the runs that finished")
 	fs.BoolVar(&o.carry, "carry", true, "a suite with no finished runs under --data keeps its figures from the page already at --out (its experiments/runs_<suite>.json), marked as not rerun; --carry=false leaves its section empty")
+	fs.BoolVar(&o.perRun, "sources-per-run", false, "every run trains its built-in PRM source runs and their PRM in its own store, as rspo run on a fresh data directory does (by default a suite trains them once and copies them into each run's store: the same recorded runs, a fraction of the time)")
 	fs.BoolVar(&o.keep, "keep-stores", false, "keep every finished run's JetStream store and buffer (hundreds of MB each); by default only runs a PRM source reads are kept")
 	return cmd
 }
@@ -61,7 +63,7 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, Revision: buildRevision()}
+	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, KeepSourcesPerRun: o.perRun, Revision: buildRevision()}
 	out := o.out
 	if out == "" { // never the project's docs/ unless asked: a rerun must not overwrite the committed page
 		out = filepath.Join(o.data, "page")
