@@ -89,8 +89,11 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 			return nil, err
 		}
 		// Keep the page's raw files free of where this data directory is.
-		if rel, err := filepath.Rel(r.DataDir, run.Summary.ReportDir); err == nil {
-			run.Summary.ReportDir = filepath.ToSlash(rel)
+		run.Summary.ReportDir = inData(r.DataDir, run.Summary.ReportDir)
+		if run.Summary.Config != nil {
+			c := *run.Summary.Config
+			c.Data, c.PRMFile = inData(r.DataDir, c.Data), inData(r.DataDir, c.PRMFile)
+			run.Summary.Config = &c
 		}
 		vr.Seeds = append(vr.Seeds, j.Seed)
 		vr.Runs = append(vr.Runs, run)
@@ -106,6 +109,24 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 	res.Revisions = sortedSet(revisions)
 	res.PRMs, err = r.EvaluatePRMs(ctx, s)
 	return res, err
+}
+
+// inData is path relative to the data directory dataDir, slash-separated,
+// for the page's raw files, which must not name the directories of the
+// machine that ran the suite; a path outside dataDir keeps only its last
+// element.
+func inData(dataDir, path string) string {
+	if path == "" {
+		return ""
+	}
+	root, err1 := filepath.Abs(dataDir)
+	abs, err2 := filepath.Abs(path)
+	if err1 == nil && err2 == nil {
+		if rel, err := filepath.Rel(root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(path)
 }
 
 // frame fixes the common axes: the eval updates shared by every run, the

@@ -82,6 +82,14 @@ func TestSmokeSuite(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "experiments", "smoke_eval_success_vs_update.png")); err != nil {
 		t.Errorf("plot missing: %v", err)
 	}
+	raw, err := os.ReadFile(filepath.Join(out, "experiments", "runs_smoke.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), r.DataDir) {
+		i := strings.Index(string(raw), r.DataDir)
+		t.Errorf("the page's raw results name the data directory %s: ...%s...", r.DataDir, raw[max(0, i-80):i+len(r.DataDir)+40])
+	}
 	checkCarriedPage(t, s, out, string(text))
 }
 
