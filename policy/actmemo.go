@@ -11,6 +11,7 @@ type actionMemo struct {
 	hash    uint64  // actionHash(toks)
 	textIDs []int32 // its verb, words and bigrams: the embedded ids after the context words
 	textKey uint64  // hashIDs(textIDs)
+	numIDs  []int32 // whether each of its numbers is one of the instruction's (actionNumberIDs)
 	// per content token, in order: its crossings with the goal words, and
 	// with the verbs of the episode so far (extended as verbs appear)
 	content   []int
@@ -126,6 +127,7 @@ func (z *Featurizer) fillMemo(m *actionMemo, text string) {
 			m.goalCross[j] = append(m.goalCross[j], z.id(nsCross, mix(g, m.toks[i].h)))
 		}
 	}
+	m.numIDs = z.actionNumberIDs(text, m.numIDs[:0])
 	z.staticFlags(m)
 }
 

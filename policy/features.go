@@ -43,6 +43,7 @@ const (
 	nsEpisodeWord
 	nsVerbCross
 	nsNumbers
+	nsActNumbers
 )
 
 // maxStepFeature caps the step-count feature.
@@ -340,6 +341,7 @@ func (z *Featurizer) fill(s *State, f *Features) error {
 		f.actMid = append(f.actMid, int32(len(f.actIDs)))
 		f.actIDs = z.crossings(m, f.actIDs)
 		f.actIDs = z.numberIDs(f.actIDs)
+		f.actIDs = append(f.actIDs, m.numIDs...)
 		f.actOff = append(f.actOff, int32(len(f.actIDs)))
 		z.actionFlags(m, f.flags[a*NumFlags:(a+1)*NumFlags])
 	}
@@ -456,6 +458,33 @@ func (z *Featurizer) numberIDs(ids []int32) []int32 {
 		}
 	}
 	return ids
+}
+
+// actionNumberIDs appends, for every number the action names itself
+// ("click[55 inch]", "click[2.5 oz]", "click[set of 2]"), whether the
+// instruction names the same number. An option row names all of its
+// values ("55 inch", "65 inch", "75 inch"), so the context's numbers
+// (numberIDs) are alike for each of them; only the action's own number
+// tells the size the instruction asks for from the others. Unkeyed, the
+// weight learned on one goal's "55 inch" carries to another's "set of 2".
+// An instruction without numbers (every household task) adds none.
+func (z *Featurizer) actionNumberIDs(text string, ids []int32) []int32 {
+	if len(z.instrNums) == 0 {
+		return ids
+	}
+	z.ctxNums = appendNumbers(text, 0, len(text), z.ctxNums[:0])
+	for _, x := range z.ctxNums {
+		named := slices.ContainsFunc(z.instrNums, func(n number) bool { return n.val == x.val })
+		ids = append(ids, z.id(nsActNumbers, uint64(b2i(named))))
+	}
+	return ids
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // contextIDs appends the content words of the observation text about the

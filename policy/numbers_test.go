@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -101,5 +102,77 @@ func TestDecimalNumbers(t *testing.T) {
 	}
 	if toks := tokenize(text, nil); toks[0].h != hashWord("price") || toks[0].num {
 		t.Error("a word's token changed")
+	}
+}
+
+// optionState is an item page whose one option row offers three sizes, the
+// instruction naming one of them; it returns the state and which action
+// clicks the named size. Sizes are drawn from lo + [0, 40): training and
+// held-out pages use disjoint ranges.
+func optionState(rng *rand.Rand, lo int) (*State, []bool) {
+	sizes := rng.Perm(40)[:3]
+	want := rng.IntN(3)
+	s := &State{
+		Instruction: fmt.Sprintf("i want a tv stand for a %d inch tv, and price lower than 300.00 dollars", lo+sizes[want]),
+		Observation: "[button] Back to Search [button_]\n[button] < Prev [button_]\nsize:",
+		Admissible:  []string{"click[back to search]", "click[< prev]"},
+	}
+	ok := []bool{false, false}
+	for i, v := range sizes {
+		s.Observation += fmt.Sprintf(" [button] %d inch [button_]", lo+v)
+		s.Admissible = append(s.Admissible, fmt.Sprintf("click[%d inch]", lo+v))
+		ok = append(ok, i == want)
+	}
+	s.Observation += "\nCorvo Rustic TV Stand Media Console\nPrice: $106.99\n[button] Buy Now [button_]"
+	s.Admissible = append(s.Admissible, "click[buy now]")
+	return s, append(ok, false)
+}
+
+// TestPolicyLearnsTheNamedOption: an option's value is often a number
+// ("55 inch", "2.5 oz", "set of 2"), and the option row names every value,
+// so only the action's own number, compared with the instruction's, tells
+// the asked-for one from the others. Trained to click the named size, the
+// policy must pick it on pages of sizes it never saw; by hashed words it
+// can only guess among the three (about 33 %).
+func TestPolicyLearnsTheNamedOption(t *testing.T) {
+	p := newTestPolicy(t, Config{Buckets: 1 << 12})
+	opt, err := NewAdam(p, AdamConfig{LR: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	g := p.NewGrads()
+	var ps Pass
+	for range 300 {
+		s, ok := optionState(rng, 10)
+		f, err := p.NewFeaturizer().Features(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Forward(f, &ps)
+		d := make([]float64, len(ps.LogProbs))
+		AddLogProbGrad(d, ps.LogProbs, slices.Index(ok, true), -1)
+		g.Zero()
+		if err := p.Backward(&ps, d, 0, g); err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.Step(p, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := rand.New(rand.NewPCG(7, 8))
+	right, n := 0, 400
+	for range n {
+		s, ok := optionState(held, 60)
+		probs, _, err := p.Distribution(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok[Argmax(probs)] {
+			right++
+		}
+	}
+	if frac := float64(right) / float64(n); frac < 0.95 {
+		t.Errorf("clicked the instruction's size on %.1f%% of pages with unseen sizes, want ≥ 95%%", 100*frac)
 	}
 }
