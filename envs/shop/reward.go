@@ -21,6 +21,12 @@ type RewardBreakdown struct {
 	// PriceOK is 1[price ≤ limit].
 	Attributes, Options int
 	PriceOK             bool
+	// GoalAttributes, GoalOptions count what the goal asks for, and
+	// OptionsOffered the goal's options the bought product offers,
+	// selected or not: an option the product offers but the shopper did
+	// not select was missed on the item page, one it does not offer was
+	// lost when the product was chosen.
+	GoalAttributes, GoalOptions, OptionsOffered int
 	// Total is the reward r.
 	Total float64
 }
@@ -52,9 +58,13 @@ func reward(p, target *product, selected []int, g *goal) RewardBreakdown {
 			b.Attributes++
 		}
 	}
+	b.GoalAttributes, b.GoalOptions = len(g.attrs), len(g.options)
 	for _, o := range g.options {
 		if optionSelected(p, selected, o.value) {
 			b.Options++
+		}
+		if optionOffered(p, o.value) {
+			b.OptionsOffered++
 		}
 	}
 	b.PriceOK = p.price <= g.priceLimit
@@ -109,6 +119,16 @@ func titleScore(bought, target []string) float64 {
 		}
 	}
 	return float64(n) / float64(len(target))
+}
+
+// optionOffered reports whether value is one of p's option values.
+func optionOffered(p *product, value string) bool {
+	for _, vals := range p.options {
+		if slices.Contains(vals, value) {
+			return true
+		}
+	}
+	return false
 }
 
 // optionSelected reports whether value is among p's selected option values.

@@ -88,21 +88,25 @@ func TestReward(t *testing.T) {
 		selected []int
 		want     float64
 		success  bool
+		offered  int // goal options the product offers
 	}{
-		{"target with both options", target, []int{0, 0}, 1, true},
-		{"target, one option", target, []int{0, -1}, 4.0 / 5, false},
-		{"target, wrong colour", target, []int{1, 0}, 4.0 / 5, false},
-		{"target, no options", target, []int{-1, -1}, 3.0 / 5, false},
+		{"target with both options", target, []int{0, 0}, 1, true, 2},
+		{"target, one option", target, []int{0, -1}, 4.0 / 5, false, 2},
+		{"target, wrong colour", target, []int{1, 0}, 4.0 / 5, false, 2},
+		{"target, no options", target, []int{-1, -1}, 3.0 / 5, false, 2},
 		// sibling: super soft only, options navy blue and queen, over the limit
-		{"near-duplicate", sibling, []int{0, 1}, 3.0 / 5, false},
+		{"near-duplicate", sibling, []int{0, 1}, 3.0 / 5, false, 2},
 		// another type without shared title nouns: r_type 0
-		{"wrong type", pan, []int{0, 0}, 0, false},
+		{"wrong type", pan, []int{0, 0}, 0, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := reward(tt.p, target, tt.selected, g)
 			if math.Abs(got.Total-tt.want) > 1e-12 || got.Success() != tt.success {
 				t.Errorf("reward = %v (success %v), want %v (success %v); breakdown %+v", got.Total, got.Success(), tt.want, tt.success, got)
+			}
+			if got.OptionsOffered != tt.offered || got.GoalOptions != 2 || got.GoalAttributes != 2 {
+				t.Errorf("options offered %d of %d (attributes %d), want %d of 2 (2)", got.OptionsOffered, got.GoalOptions, got.GoalAttributes, tt.offered)
 			}
 		})
 	}

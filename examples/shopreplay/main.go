@@ -43,8 +43,10 @@ type tally struct {
 	actions map[string]int
 	// versus counts (expert's kind, policy's kind, same action) per step.
 	versus map[string]int
-	// missing counts failed purchases by how many reward parts they miss.
+	// missing counts failed purchases by how many reward parts they miss,
+	// causes by what they missed (a purchase may miss several).
 	missing map[int]int
+	causes  map[string]int
 }
 
 func run(w io.Writer, path string, greedy, readerPrice bool) error {
@@ -64,7 +66,7 @@ func run(w io.Writer, path string, greedy, readerPrice bool) error {
 	if err != nil {
 		return err
 	}
-	t := tally{actions: map[string]int{}, versus: map[string]int{}, missing: map[int]int{}}
+	t := tally{actions: map[string]int{}, versus: map[string]int{}, missing: map[int]int{}, causes: map[string]int{}}
 	for i, task := range tasks {
 		ep, err := env.Reset(task)
 		if err != nil {
@@ -134,6 +136,27 @@ func (t *tally) add(x *shop.Episode) {
 		parts := int(float64(got)/bd.Total + 0.5) // r = got / parts for a matching type
 		t.missing[parts-got]++
 	}
+	if bd.TypeReward > 0 && !x.Success() {
+		t.countCauses(bd)
+	}
+}
+
+// countCauses counts what a failed purchase missed: an option the product
+// does not offer was lost when the product was chosen, an offered one not
+// selected on the item page.
+func (t *tally) countCauses(bd shop.RewardBreakdown) {
+	if bd.OptionsOffered < bd.GoalOptions {
+		t.causes["the product lacks a goal option"]++
+	}
+	if bd.Options < bd.OptionsOffered {
+		t.causes["an offered goal option not selected"]++
+	}
+	if bd.Attributes < bd.GoalAttributes {
+		t.causes["the product lacks a goal attribute"]++
+	}
+	if !bd.PriceOK {
+		t.causes["over the price limit"]++
+	}
 }
 
 func (t *tally) print(w io.Writer) {
@@ -142,6 +165,10 @@ func (t *tally) print(w io.Writer) {
 	fmt.Fprintln(w, "failed purchases by reward parts missed (attributes, options, price):")
 	for _, k := range slices.Sorted(maps.Keys(t.missing)) {
 		fmt.Fprintf(w, "  %d missed: %d\n", k, t.missing[k])
+	}
+	fmt.Fprintln(w, "failed purchases by what they missed (one may miss several):")
+	for _, k := range slices.Sorted(maps.Keys(t.causes)) {
+		fmt.Fprintf(w, "  %-40s %d\n", k, t.causes[k])
 	}
 	fmt.Fprintln(w, "the policy's actions:")
 	for _, k := range slices.Sorted(maps.Keys(t.actions)) {
