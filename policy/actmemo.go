@@ -1,5 +1,7 @@
 package policy
 
+import "slices"
+
 // actionMemo is what a featurizer keeps about one admissible action text:
 // all that depends on the text and the instruction alone, and the
 // crossings with the verbs of the episode so far. The admissible lists of
@@ -147,9 +149,19 @@ func resizeLists(v [][]int32, n int) [][]int32 {
 func (z *Featurizer) staticFlags(m *actionMemo) {
 	content, goal := 0, 0
 	for _, t := range m.toks {
-		if t.content() {
+		switch {
+		case t.content():
 			content++
 			if z.mem.isGoal(t.h) {
+				goal++
+			}
+		case t.num && len(z.goalNums) > 0:
+			// An instruction that names quantities makes an action's
+			// numbers part of what it names: "1.7 oz" names half of
+			// "in 2.5 oz", not all of it. Without numbers in the
+			// instruction (every household task) "apple 1" stays all goal.
+			content++
+			if slices.Contains(z.goalNums, t.h) {
 				goal++
 			}
 		}

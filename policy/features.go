@@ -11,7 +11,7 @@ const NumFlags = 11
 
 // The match flags, in order. All are in [0, 1] except flagRepeatCount.
 const (
-	flagGoalFrac     = iota // fraction of the action's content words that are goal words
+	flagGoalFrac     = iota // fraction of the action's content words (and numbers, when the instruction has some) that are goal words
 	flagAnyGoal             // the action names a goal word
 	flagVerbInGoal          // the action's verb is a goal word ("heat" in "heat some egg ...")
 	flagGoalEntity          // the action's object is the goal object ("apple 1" for an apple goal)
@@ -116,6 +116,7 @@ type Featurizer struct {
 	instr     []token
 	instrText string
 	instrNums []number // the instruction's numbers ("lower than 60.00")
+	goalNums  []uint64 // the hashes of the instruction's digit words ("60", "00"), see staticFlags
 	ctxNums   []number // scratch: the numbers of an action's context
 	sentStart []int    // where the sentences of obs begin, once numberIDs needs them
 	stable    []int32  // sorted ids of the bias, the instruction and the episode's words
@@ -195,6 +196,12 @@ func (z *Featurizer) begin(s *State) {
 	z.instr = tokenize(s.Instruction, z.instr[:0])
 	z.instrText = s.Instruction
 	z.instrNums = appendNumbers(s.Instruction, 0, len(s.Instruction), z.instrNums[:0])
+	z.goalNums = z.goalNums[:0]
+	for _, t := range z.instr {
+		if t.num && !slices.Contains(z.goalNums, t.h) {
+			z.goalNums = append(z.goalNums, t.h)
+		}
+	}
 	z.mem.reset(z.instr)
 	z.stable = z.stable[:0]
 	z.addStable(z.id(nsBias, 0))

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,6 +48,28 @@ func TestMatchFlags(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestGoalFracCountsTheInstructionsNumbers: when the instruction names
+// quantities, an action's numbers are part of what it names, so the size
+// asked for matches fully and its neighbours only in their unit; "go to
+// fridge 1" above (an instruction without numbers) keeps 0.5.
+func TestGoalFracCountsTheInstructionsNumbers(t *testing.T) {
+	p := newTestPolicy(t, Config{})
+	s := &State{
+		Instruction: "i need a face moisturizer in 2.5 oz, as a gel, and price lower than 25.00 dollars",
+		Observation: "size: [button] 1.7 oz [button_] [button] 2.5 oz [button_]\nformula: [button] gel [button_] [button] day cream [button_]",
+		Admissible:  []string{"click[1.7 oz]", "click[2.5 oz]", "click[gel]", "click[day cream]"},
+	}
+	f, err := p.NewFeaturizer().Features(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a, want := range []float64{1.0 / 4, 3.0 / 4, 1.0 / 2, 0} { // "click" is a word of each
+		if got := f.Flags(a)[flagGoalFrac]; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: goal fraction %v, want %v", s.Admissible[a], got, want)
+		}
 	}
 }
 

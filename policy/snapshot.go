@@ -29,7 +29,7 @@ const (
 	snapshotFormat = 2
 	// featureVersion changes whenever the feature extraction changes, so a
 	// snapshot is never read with features it was not trained on.
-	featureVersion = 7
+	featureVersion = 8
 	headerSize     = 8 + 2 + 2 + 5*4 + 3*8 + 8
 )
 
