@@ -13,9 +13,14 @@
 // number of the text about its object compares with each number of the
 // instruction, keyed by the instruction's word before it (a result line's
 // "$45.99" against "price lower than 60.00": below the limit; without it a
-// price is only a hashed word), and a few environment-agnostic match flags
-// computed from the text (the action's object is the goal object, its
-// target was already visited, it repeats the previous action, ...). Every
+// price is only a hashed word), whether each number the action names itself
+// is one the instruction names ("click[55 inch]" for "a 55 inch tv"; an
+// option row lists every value, so its context cannot tell them apart),
+// and a few environment-agnostic match flags computed from the text (the
+// share of the action's words the instruction names — its numbers too,
+// when the instruction names quantities —, the action's object is the goal
+// object, its target was already visited, it repeats the previous action,
+// ...). Every
 // hashed feature has a learned linear weight; the state features and the
 // action's own text (not the crossings and comparisons) also feed learned
 // embeddings, which with the flags go through a small MLP. An action's
