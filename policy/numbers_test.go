@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -38,16 +37,26 @@ func priceState(rng *rand.Rand) (*State, []bool) {
 // policy must then pick such an item on pages of unseen ids, prices and
 // limits; by ids and prices as words it can only guess (about 50 % here).
 func TestPolicyLearnsAPriceLimit(t *testing.T) {
+	train, held := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(3, 4))
+	p := trainToPick(t, func() (*State, []bool) { return priceState(train) })
+	if frac := pickedRight(t, p, func() (*State, []bool) { return priceState(held) }); frac < 0.95 {
+		t.Errorf("picked an item within the price limit on %.1f%% of unseen pages, want ≥ 95%%", 100*frac)
+	}
+}
+
+// trainToPick trains a fresh policy for 300 steps to raise the
+// log-probability of the good actions of the states next draws.
+func trainToPick(t *testing.T, next func() (*State, []bool)) *Policy {
+	t.Helper()
 	p := newTestPolicy(t, Config{Buckets: 1 << 12})
 	opt, err := NewAdam(p, AdamConfig{LR: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
 	g := p.NewGrads()
 	var ps Pass
 	for range 300 {
-		s, ok := priceState(rng)
+		s, ok := next()
 		f, err := p.NewFeaturizer().Features(s)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +65,7 @@ func TestPolicyLearnsAPriceLimit(t *testing.T) {
 		d := make([]float64, len(ps.LogProbs))
 		for a, good := range ok {
 			if good {
-				AddLogProbGrad(d, ps.LogProbs, a, -1) // raise the log-probability of the good items
+				AddLogProbGrad(d, ps.LogProbs, a, -1)
 			}
 		}
 		g.Zero()
@@ -67,10 +76,16 @@ func TestPolicyLearnsAPriceLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	held := rand.New(rand.NewPCG(3, 4))
+	return p
+}
+
+// pickedRight is the share of 400 states drawn by next on which p's most
+// probable action is a good one.
+func pickedRight(t *testing.T, p *Policy, next func() (*State, []bool)) float64 {
+	t.Helper()
 	right, n := 0, 400
 	for range n {
-		s, ok := priceState(held)
+		s, ok := next()
 		probs, _, err := p.Distribution(s)
 		if err != nil {
 			t.Fatal(err)
@@ -79,9 +94,7 @@ func TestPolicyLearnsAPriceLimit(t *testing.T) {
 			right++
 		}
 	}
-	if frac := float64(right) / float64(n); frac < 0.95 {
-		t.Errorf("picked an item within the price limit on %.1f%% of unseen pages, want ≥ 95%%", 100*frac)
-	}
+	return float64(right) / float64(n)
 }
 
 // TestDecimalNumbers: a decimal is one number however tokenize splits it
@@ -135,44 +148,9 @@ func optionState(rng *rand.Rand, lo int) (*State, []bool) {
 // policy must pick it on pages of sizes it never saw; by hashed words it
 // can only guess among the three (about 33 %).
 func TestPolicyLearnsTheNamedOption(t *testing.T) {
-	p := newTestPolicy(t, Config{Buckets: 1 << 12})
-	opt, err := NewAdam(p, AdamConfig{LR: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	g := p.NewGrads()
-	var ps Pass
-	for range 300 {
-		s, ok := optionState(rng, 10)
-		f, err := p.NewFeaturizer().Features(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Forward(f, &ps)
-		d := make([]float64, len(ps.LogProbs))
-		AddLogProbGrad(d, ps.LogProbs, slices.Index(ok, true), -1)
-		g.Zero()
-		if err := p.Backward(&ps, d, 0, g); err != nil {
-			t.Fatal(err)
-		}
-		if err := opt.Step(p, g); err != nil {
-			t.Fatal(err)
-		}
-	}
-	held := rand.New(rand.NewPCG(7, 8))
-	right, n := 0, 400
-	for range n {
-		s, ok := optionState(held, 60)
-		probs, _, err := p.Distribution(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok[Argmax(probs)] {
-			right++
-		}
-	}
-	if frac := float64(right) / float64(n); frac < 0.95 {
+	train, held := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(7, 8))
+	p := trainToPick(t, func() (*State, []bool) { return optionState(train, 10) })
+	if frac := pickedRight(t, p, func() (*State, []bool) { return optionState(held, 60) }); frac < 0.95 {
 		t.Errorf("clicked the instruction's size on %.1f%% of pages with unseen sizes, want ≥ 95%%", 100*frac)
 	}
 }
