@@ -482,16 +482,9 @@ func (z *Featurizer) actionNumberIDs(text string, ids []int32) []int32 {
 	z.ctxNums = appendNumbers(text, 0, len(text), z.ctxNums[:0])
 	for _, x := range z.ctxNums {
 		named := slices.ContainsFunc(z.instrNums, func(n number) bool { return n.val == x.val })
-		ids = append(ids, z.id(nsActNumbers, uint64(b2i(named))))
+		ids = append(ids, z.id(nsActNumbers, uint64(b2f(named))))
 	}
 	return ids
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // contextIDs appends the content words of the observation text about the

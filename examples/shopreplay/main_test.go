@@ -80,9 +80,7 @@ func TestReaderReadsThePrice(t *testing.T) {
 	// It clicks every offered option the instruction names, so what it
 	// misses is mostly an option the product it chose does not offer:
 	// options show on the item page only.
-	var lacks, unselected int
-	fmt.Sscanf(out[strings.Index(out, "the product lacks a goal option"):], "the product lacks a goal option %d", &lacks)
-	fmt.Sscanf(out[strings.Index(out, "an offered goal option not selected"):], "an offered goal option not selected %d", &unselected)
+	lacks, unselected := count(t, out, "the product lacks a goal option"), count(t, out, "an offered goal option not selected")
 	if lacks < 100 || unselected*5 > lacks {
 		t.Errorf("the reader's failed purchases: %d lack a goal option, %d miss an offered one; want most to lack one:\n%s", lacks, unselected, out)
 	}
@@ -90,4 +88,18 @@ func TestReaderReadsThePrice(t *testing.T) {
 	if strings.Contains(own, "click[next >]") || strings.Contains(own, "click[description]") {
 		t.Errorf("the reader must stay on the first page and never read a description:\n%s", with.String())
 	}
+}
+
+// count reads the count on the report's line that starts with label.
+func count(t *testing.T, out, label string) int {
+	t.Helper()
+	i := strings.Index(out, "  "+label)
+	var n int
+	if i < 0 {
+		t.Fatalf("no line %q in the report:\n%s", label, out)
+	}
+	if _, err := fmt.Sscanf(out[i+2+len(label):], "%d", &n); err != nil {
+		t.Fatalf("line %q: %v", label, err)
+	}
+	return n
 }
