@@ -85,7 +85,7 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 		if err != nil {
 			continue
 		}
-		if run.FinalEval, err = r.finalEval(ctx, r.RunDir(j), r.ReportDir(j), &run, j.Config); err != nil {
+		if err := r.finalEval(ctx, r.RunDir(j), r.ReportDir(j), &run, j.Config); err != nil {
 			return nil, err
 		}
 		// Keep the page's raw files free of where this data directory is.
@@ -228,6 +228,9 @@ func runFigures(run RunResult, res *SuiteResult) []figure {
 	}
 	for split, v := range run.FinalEval {
 		out = append(out, figure{"final_success_full:" + split, v})
+	}
+	for t, v := range run.FinalTypes {
+		out = append(out, figure{"final_type:" + t, v})
 	}
 	for k, pts := range s {
 		if rest, ok := strings.CutPrefix(k, "eval:"); ok && strings.HasSuffix(rest, ":success_rate") && !strings.HasPrefix(rest, ":") {

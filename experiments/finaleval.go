@@ -18,53 +18,96 @@ import (
 // apart success rates a few points apart.
 const FinalEvalEpisodes = 512
 
-// finalEvalFile caches a run's final evaluation beside its cost record.
-const finalEvalFile = "final-eval.json"
+// finalEvalFile caches a run's final evaluation beside its cost record:
+// the success rate per eval split. finalTypesFile caches the same
+// evaluation's success rate per task type on the first eval split (a file
+// of its own, so that runs evaluated before it existed keep their figures
+// and gain it when their policy can be evaluated again).
+const (
+	finalEvalFile  = "final-eval.json"
+	finalTypesFile = "final-eval-types.json"
+)
+
+// finalTypes is the content of finalTypesFile.
+type finalTypes struct {
+	Split string             `json:"split"`
+	Types map[string]float64 `json:"types"`
+}
 
 // finalEval evaluates the run's final policy (report/policy.rspo) on
 // FinalEvalEpisodes episodes of each split the run evaluated, sampling as
 // the run's evaluations did (greedy when the run's were), and caches the
-// success rates in the run directory. A run without a policy file gets
+// success rates in the run directory, with those per task type on the
+// run's first split (run.FinalTypes). A run without a policy file gets
 // none, and so does one whose policy this build cannot load (a snapshot of
-// an older policy format): its figure is left out, not the suite.
-// "train" evaluations, drawn from held-out train tasks, are left out.
-func (r *Runner) finalEval(ctx context.Context, runDir, reportDir string, run *RunResult, cfg RunConfig) (map[string]float64, error) {
-	cache := filepath.Join(runDir, finalEvalFile)
-	var out map[string]float64
-	if err := readJSONFile(cache, &out); err == nil {
-		return out, nil
+// an older policy format): its figure is left out, not the suite; a
+// cached figure stays. "train" evaluations, drawn from held-out train
+// tasks, are left out.
+func (r *Runner) finalEval(ctx context.Context, runDir, reportDir string, run *RunResult, cfg RunConfig) error {
+	cache, typesCache := filepath.Join(runDir, finalEvalFile), filepath.Join(runDir, finalTypesFile)
+	var splits map[string]float64
+	var types finalTypes
+	haveSplits := readJSONFile(cache, &splits) == nil
+	if haveSplits && readJSONFile(typesCache, &types) == nil {
+		run.FinalEval, run.FinalTypes = splits, types.Types
+		return nil
 	}
+	run.FinalEval = splits
 	raw, err := os.ReadFile(filepath.Join(reportDir, "policy.rspo"))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p, err := policy.Load(raw)
 	if err != nil {
 		r.logf("%s: final policy not evaluated: %v\n", run.Run, err)
-		return nil, nil
+		return nil
 	}
 	env, err := envs.New(cfg.Env, cfg.EnvOptions)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out = map[string]float64{}
+	fresh := map[string]float64{}
 	for _, split := range run.Splits() {
-		if split == envs.SplitTrain {
-			continue
+		if split == envs.SplitTrain || (haveSplits && split != run.FirstSplit) {
+			continue // a cached run needs its first split again, for the types
 		}
 		tasks, err := env.Tasks(split, 0, 0)
 		if err != nil {
-			return nil, fmt.Errorf("experiments: %s split %s: %w", run.Run, split, err)
+			return fmt.Errorf("experiments: %s split %s: %w", run.Run, split, err)
 		}
 		rep, err := rollout.Evaluate(ctx, env, tasks, policy.NewAgent(p, cfg.EvalGreedy),
 			rollout.EvalOptions{Episodes: FinalEvalEpisodes, Seed: 1})
 		if err != nil {
-			return nil, fmt.Errorf("experiments: %s split %s: %w", run.Run, split, err)
+			return fmt.Errorf("experiments: %s split %s: %w", run.Run, split, err)
 		}
-		out[split] = rep.Overall.SuccessRate
+		fresh[split] = rep.Overall.SuccessRate
+		if split == run.FirstSplit {
+			types = finalTypes{Split: split, Types: map[string]float64{}}
+			for t, st := range rep.ByType {
+				types.Types[t] = st.SuccessRate
+			}
+		}
 	}
-	return out, writeJSONFile(cache, out)
+	if haveSplits {
+		// The evaluation is deterministic: the first split must score as
+		// cached, or the types would not be those of the cached figure.
+		if got, want := fresh[run.FirstSplit], splits[run.FirstSplit]; got != want {
+			r.logf("%s: final policy scores %.4f on %s, cached %.4f: its task types left out\n", run.Run, got, run.FirstSplit, want)
+			return nil
+		}
+	} else {
+		splits = fresh
+		if err := writeJSONFile(cache, splits); err != nil {
+			return err
+		}
+	}
+	run.FinalEval = splits
+	if types.Types != nil {
+		run.FinalTypes = types.Types
+		return writeJSONFile(typesCache, types)
+	}
+	return nil
 }

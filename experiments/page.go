@@ -255,21 +255,52 @@ func writeTypeTable(b *bytes.Buffer, res *SuiteResult) {
 		for _, t := range v.Types {
 			types[t] = true
 		}
+		for _, run := range v.Runs {
+			for t := range run.FinalTypes {
+				types[t] = true
+			}
+		}
 	}
 	if len(types) < 2 {
 		return
 	}
 	names := sortedSet(types)
-	b.WriteString("**Final success per task type** (first eval split; few episodes per type, so read the spread).\n\n")
+	prefix := "type:"
+	if finalTypesComplete(res, names) {
+		prefix = "final_type:"
+		fmt.Fprintf(b, "**Final success per task type** (the final policies evaluated on %d episodes of the first eval split, as \"final, %d episodes\" above; mean ± sd over seeds).\n\n", FinalEvalEpisodes, FinalEvalEpisodes)
+	} else {
+		b.WriteString("**Final success per task type** (the runs' last evaluation on the first eval split; few episodes per type, so read the spread).\n\n")
+	}
 	header(b, append([]string{"variant"}, names...)...)
 	for _, v := range res.Variants {
 		cells := []string{label(v)}
 		for _, t := range names {
-			cells = append(cells, v.Figure("type:"+t).String())
+			cells = append(cells, v.Figure(prefix+t).String())
 		}
 		row(b, cells...)
 	}
 	b.WriteString("\n")
+}
+
+// finalTypesComplete reports whether every run of the suite has its final
+// evaluation per task type: the table then reads it, the larger sample,
+// rather than the runs' own last evaluations; a mix of the two would not
+// compare.
+func finalTypesComplete(res *SuiteResult, types []string) bool {
+	for _, v := range res.Variants {
+		for _, run := range v.Runs {
+			if run.FinalTypes == nil {
+				return false
+			}
+		}
+		for _, t := range types {
+			if v.Figure("final_type:"+t).N != len(v.Runs) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func writeSignalTable(b *bytes.Buffer, res *SuiteResult) {

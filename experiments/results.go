@@ -42,6 +42,9 @@ type RunResult struct {
 	// FinalEval is the final policy evaluated on FinalEvalEpisodes
 	// episodes of each eval split (nil when the run kept no policy).
 	FinalEval map[string]float64 `json:"final_eval,omitempty"`
+	// FinalTypes is the same evaluation's success rate per task type, on
+	// FirstSplit (nil when it could not be evaluated).
+	FinalTypes map[string]float64 `json:"final_types,omitempty"`
 }
 
 // seriesKeys are the values of update, explore and prm events kept.

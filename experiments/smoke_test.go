@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,6 +92,60 @@ func TestSmokeSuite(t *testing.T) {
 		t.Errorf("the page's raw results name the data directory %s: ...%s...", r.DataDir, raw[max(0, i-80):i+len(r.DataDir)+40])
 	}
 	checkCarriedPage(t, s, out, string(text))
+	checkFinalTypes(t, ctx, r, s, res, string(text))
+}
+
+// checkFinalTypes: the per-type table reads the final policies' large
+// evaluation; a run whose types were not cached (evaluated before they
+// were) gains them, the same, from its first split evaluated again; and a
+// run whose policy no longer scores its cached figure loses them, and the
+// table falls back to the runs' own evaluations rather than mix the two.
+func checkFinalTypes(t *testing.T, ctx context.Context, r *Runner, s *Suite, res *SuiteResult, text string) {
+	t.Helper()
+	if !strings.Contains(text, "the final policies evaluated on 512 episodes of the first eval split") {
+		t.Errorf("per-type table not from the final evaluation:\n%s", text)
+	}
+	first := res.Variants[0].Runs[0]
+	if len(first.FinalTypes) < 2 {
+		t.Fatalf("final evaluation per type: %v, want the shop's categories", first.FinalTypes)
+	}
+	jobs, _ := s.Jobs(false)
+	dir := r.RunDir(jobs[0])
+	if err := os.Remove(filepath.Join(dir, finalTypesFile)); err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.Aggregate(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Variants[0].Runs[0].FinalTypes; !maps.Equal(got, first.FinalTypes) {
+		t.Errorf("types evaluated again: %v, want those cached before %v", got, first.FinalTypes)
+	}
+	var splits map[string]float64
+	if err := readJSONFile(filepath.Join(dir, finalEvalFile), &splits); err != nil {
+		t.Fatal(err)
+	}
+	splits[first.FirstSplit] += 0.5
+	if err := writeJSONFile(filepath.Join(dir, finalEvalFile), splits); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, finalTypesFile)); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := r.Aggregate(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stale.Variants[0].Runs[0]; got.FinalTypes != nil || got.FinalEval[first.FirstSplit] != splits[first.FirstSplit] {
+		t.Errorf("a run whose cached figure its policy does not score: types %v, figure %v; want none, and the cached figure kept", got.FinalTypes, got.FinalEval)
+	}
+	page, err := WritePage(t.TempDir(), []*SuiteResult{stale}, PageOptions{SuitesDir: "testdata"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "the runs' last evaluation on the first eval split") {
+		t.Errorf("with one run's types missing, the per-type table still reads the final evaluation:\n%s", b)
+	}
 }
 
 // checkCarriedPage reads the suite's results back from the page at out
