@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,7 @@ type experimentOptions struct {
 	keep      bool
 	carry     bool
 	perRun    bool
+	variants  []string
 }
 
 func newExperimentCmd() *cobra.Command {
@@ -50,6 +52,7 @@ func newExperimentCmd() *cobra.Command {
 	fs.BoolVar(&o.noRun, "no-run", false, "train nothing; aggregate the runs that finished")
 	fs.BoolVar(&o.carry, "carry", true, "a suite with no finished runs under --data keeps its figures from the page already at --out (its experiments/runs_<suite>.json), marked as not rerun; --carry=false leaves its section empty")
 	fs.BoolVar(&o.perRun, "sources-per-run", false, "every run trains its built-in PRM source runs and their PRM in its own store, as rspo run on a fresh data directory does (by default a suite trains them once and copies them into each run's store: the same recorded runs, a fraction of the time)")
+	fs.StringSliceVar(&o.variants, "variant", nil, "train only these variants of --suite (comma-separated or repeated; names as in the suite file), e.g. to split a suite between processes or machines sharing --data; the page aggregates every finished run")
 	fs.BoolVar(&o.keep, "keep-stores", false, "keep every finished run's JetStream store and buffer (hundreds of MB each); by default only runs a PRM source reads are kept")
 	return cmd
 }
@@ -63,7 +66,10 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, KeepSourcesPerRun: o.perRun, Revision: buildRevision()}
+	if err := checkVariants(suites, o.variants); err != nil {
+		return err
+	}
+	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, KeepSourcesPerRun: o.perRun, Revision: buildRevision(), Only: o.variants}
 	out := o.out
 	if out == "" { // never the project's docs/ unless asked: a rerun must not overwrite the committed page
 		out = filepath.Join(o.data, "page")
@@ -111,6 +117,27 @@ func carriedResult(cmd *cobra.Command, out string, s *experiments.Suite, quick b
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: no finished runs under --data; keeping the page's figures from %s\n", s.Name, res.CarriedFrom)
 	return res, nil
+}
+
+// checkVariants fails on a --variant that names no variant of the chosen
+// suite (or on --variant with --suite all, where names are ambiguous).
+func checkVariants(suites []*experiments.Suite, variants []string) error {
+	if len(variants) == 0 {
+		return nil
+	}
+	if len(suites) != 1 {
+		return errors.New("--variant needs one --suite: variant names are a suite's own")
+	}
+	var names []string
+	for _, v := range suites[0].Variants {
+		names = append(names, v.Name)
+	}
+	for _, v := range variants {
+		if !slices.Contains(names, v) {
+			return fmt.Errorf("--variant %q: suite %s has no such variant (known: %v)", v, suites[0].Name, names)
+		}
+	}
+	return nil
 }
 
 // pickSuites returns the named suite, or all of them.

@@ -17,6 +17,8 @@ func TestExperimentCommandErrors(t *testing.T) {
 	}{
 		{name: "unknown suite", args: []string{"experiment", "--suites", suites, "--suite", "nope", "--no-run"}, want: `--suite "nope": no such suite`},
 		{name: "no suites dir", args: []string{"experiment", "--suites", t.TempDir(), "--no-run"}, want: "--suites"},
+		{name: "unknown variant", args: []string{"experiment", "--suites", suites, "--suite", "main-150", "--variant", "grpo,rspo-grpoo", "--no-run"}, want: `--variant "rspo-grpoo": suite main-150 has no such variant`},
+		{name: "variant of all suites", args: []string{"experiment", "--suites", suites, "--variant", "grpo", "--no-run"}, want: "--variant needs one --suite"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
