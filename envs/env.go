@@ -137,6 +137,17 @@ type Curriculum interface {
 	SourceOptions() map[string]string
 }
 
+// StagedCurriculum is implemented by a Curriculum whose easier setting
+// takes more than the base algorithm to learn every task type: the built-in
+// source runs then get a second stage, the tilted recipe itself in the
+// easier setting, steered by a PRM of the first stage's runs, and the
+// target's PRM learns from both stages.
+type StagedCurriculum interface {
+	Curriculum
+	// SourceStages is the number of source stages, 1 or 2.
+	SourceStages() int
+}
+
 // Errors returned by environments.
 var (
 	ErrEpisodeDone  = errors.New("envs: episode is done")

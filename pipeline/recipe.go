@@ -68,6 +68,10 @@ func (o Options) WithRecipe(given func(key string) bool) (Options, error) {
 // SourceSeeds are the seeds of the built-in PRM source runs.
 var SourceSeeds = []int64{101, 102}
 
+// SourceStageSeed is the seed of the second stage's source run
+// (envs.StagedCurriculum).
+const SourceStageSeed = 103
+
 // SourceUpdates is how long each built-in source run trains: long enough
 // for the base algorithm to succeed at every task type of the easier
 // setting, so that the PRM has seen each type's own steps pay. (GRPO on
@@ -80,7 +84,10 @@ const SourceUpdates = 100
 // (no RSPO) in the easier setting of o's environment (envs.Curriculum: for
 // the household the easy preset's homes with o's train task types), one
 // run per SourceSeeds seed, SourceUpdates updates, rspo run's other
-// defaults. Their names depend only on the environment, the easier
+// defaults; and, for an environment with a second stage
+// (envs.StagedCurriculum, the household), the tilted recipe in the same
+// setting with those runs as its PRM sources (seed SourceStageSeed), which
+// runs after them. Their names depend only on the environment, the easier
 // setting, the algorithm and the seed, so every run that needs them reuses
 // the same recorded runs.
 func (o Options) SourceRuns() ([]Options, error) {
@@ -94,11 +101,23 @@ func (o Options) SourceRuns() ([]Options, error) {
 	}
 	envOpts := cur.SourceOptions()
 	var out []Options
+	var first []string
 	for _, seed := range SourceSeeds {
 		s := DefaultOptions()
 		s.Recipe, s.RSPO, s.Env, s.Algo, s.Seed, s.Data, s.Updates = RecipePaper, false, o.Env, o.Algo, seed, o.Data, SourceUpdates
 		s.EnvOptions = maps.Clone(envOpts)
 		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, SourceUpdates, seed)
+		out = append(out, s)
+		first = append(first, s.Run)
+	}
+	if st, ok := env.(envs.StagedCurriculum); ok && st.SourceStages() > 1 {
+		s, err := DefaultOptions().WithRecipe(func(string) bool { return false })
+		if err != nil {
+			return nil, err
+		}
+		s.Env, s.Algo, s.Seed, s.Data, s.Updates = o.Env, o.Algo, SourceStageSeed, o.Data, SourceUpdates
+		s.EnvOptions, s.PRMSources = maps.Clone(envOpts), first
+		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-tilted-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, SourceUpdates, SourceStageSeed)
 		out = append(out, s)
 	}
 	return out, nil

@@ -62,14 +62,18 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 		return cfg
 	}
 	first := target("tilted1")
-	trained := 0 // PRM trainings announced
+	trained, announced := 0, 0 // PRM trainings announced, on how many trajectories
 	first.OnSourcePRM = func(n int) {
-		if trained++; n != 2*2*4*4 {
-			t.Errorf("PRM training announced on %d trajectories, want the source runs' 64", n)
+		// the first stage's 2 runs × 2 updates × 4 tasks × 4 rollouts, and
+		// the second stage's rollouts and explorer trajectories
+		if trained++; n <= 2*2*4*4 {
+			t.Errorf("PRM training announced on %d trajectories, want more than the first stage's 64", n)
 		}
+		announced = n
 	}
-	if len(first.SourceRuns) != 2 || first.Learner.ExploreTilt != 10 {
-		t.Fatalf("config: %d source runs, tilt %v; want 2 and 10", len(first.SourceRuns), first.Learner.ExploreTilt)
+	// The household's easier setting has two stages (envs.StagedCurriculum).
+	if len(first.SourceRuns) != 3 || first.Learner.ExploreTilt != 10 {
+		t.Fatalf("config: %d source runs, tilt %v; want 3 and 10", len(first.SourceRuns), first.Learner.ExploreTilt)
 	}
 	sum, err := Run(context.Background(), first)
 	if err != nil {
@@ -81,7 +85,7 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 		if err != nil || !ok || !cp.Finished {
 			t.Fatalf("source run %s: %+v (found %v, %v)", run, cp, ok, err)
 		}
-		srcSteps += cp.EnvStepsActor
+		srcSteps += cp.EnvStepsActor + cp.EnvStepsExplorer
 	}
 	if sum.EnvStepsSource != srcSteps || srcSteps == 0 {
 		t.Errorf("source steps in the summary: %d, want the source runs' %d", sum.EnvStepsSource, srcSteps)
@@ -94,9 +98,9 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 source runs × 2 updates × 4 tasks × 4 rollouts, plus their evaluations' none (in-process).
-	if n := m.Info.TrainTrajectories + m.Info.Heldout; m.Info.Target != "step" || !m.Info.Trained || n != 2*2*4*4 {
-		t.Errorf("PRM %+v: want a step-target PRM trained on the source runs' 64 trajectories (got %d)", m.Info, n)
+	// every trajectory the source runs recorded (their evaluations' none: in-process)
+	if n := m.Info.TrainTrajectories + m.Info.Heldout; m.Info.Target != "step" || !m.Info.Trained || n != announced {
+		t.Errorf("PRM %+v: want a step-target PRM trained on the source runs' %d trajectories (got %d)", m.Info, announced, n)
 	}
 	second := target("tilted2")
 	second.OnSourcePRM = first.OnSourcePRM
@@ -228,16 +232,27 @@ func TestSourceRunsCoverTheTargetsTaskTypes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) != len(SourceSeeds) {
-			t.Fatalf("%s: %d source runs, want %d", preset, len(runs), len(SourceSeeds))
+		if len(runs) != len(SourceSeeds)+1 {
+			t.Fatalf("%s: %d source runs, want %d and a second stage", preset, len(runs), len(SourceSeeds))
 		}
+		first, second := runs[:len(SourceSeeds)], runs[len(SourceSeeds)]
 		for _, s := range runs {
-			if s.EnvOptions["preset"] != "easy" || s.RSPO || s.Algo != "ppo" || s.Updates != SourceUpdates || s.Env != "household" {
-				t.Errorf("%s: source run %+v: want the base ppo on the easy preset for %d updates", preset, s, SourceUpdates)
+			if s.EnvOptions["preset"] != "easy" || s.Algo != "ppo" || s.Updates != SourceUpdates || s.Env != "household" {
+				t.Errorf("%s: source run %+v: want ppo on the easy preset for %d updates", preset, s, SourceUpdates)
 			}
 			if got, want := trainTypes(s.Env, s.EnvOptions), trainTypes("household", o.EnvOptions); !slices.Equal(got, want) {
 				t.Errorf("%s: source run poses %v, want the target's %v", preset, got, want)
 			}
+		}
+		var firstNames []string
+		for _, s := range first {
+			if s.RSPO {
+				t.Errorf("%s: first-stage source run %s trains with RSPO, want the base algorithm", preset, s.Run)
+			}
+			firstNames = append(firstNames, s.Run)
+		}
+		if !second.RSPO || second.Recipe != RecipeTilted || second.ExploreTilt != 10 || second.Seed != SourceStageSeed || !slices.Equal(second.PRMSources, firstNames) {
+			t.Errorf("%s: second stage %+v: want the tilted recipe, seed %d, on the PRM of %v", preset, second, SourceStageSeed, firstNames)
 		}
 		names[preset] = runs[0].Run
 	}
@@ -253,8 +268,8 @@ func TestSourceRunsCoverTheTargetsTaskTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if runs[0].EnvOptions["preset"] != "easy" || !strings.HasPrefix(runs[0].Run, "prm-source-shop-easy-") {
-		t.Errorf("shop source run %s with %v: want the easy preset", runs[0].Run, runs[0].EnvOptions)
+	if len(runs) != len(SourceSeeds) || runs[0].EnvOptions["preset"] != "easy" || !strings.HasPrefix(runs[0].Run, "prm-source-shop-easy-") {
+		t.Errorf("shop source runs %d, first %s with %v: want %d, one stage, on the easy preset", len(runs), runs[0].Run, runs[0].EnvOptions, len(SourceSeeds))
 	}
 }
 
