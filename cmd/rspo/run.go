@@ -194,9 +194,13 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	pr := newProgress(stderr)
 	cfg.Progress, cfg.Phase = pr.update, pr.phase
 	cfg.OnSource = func(run string, i, n int) {
-		sc := cfg.SourceRuns[i-1].Learner
-		fmt.Fprintf(stderr, "rspo: PRM source run %d of %d: %s (the base algorithm, %d updates, on %s; trained once, reused by later runs)\n",
-			i, n, run, sc.Updates, envOptionsText(sc.EnvOptions))
+		src := cfg.SourceRuns[i-1]
+		what := "the base algorithm"
+		if len(src.Sources) > 0 { // a curriculum's second stage (envs.StagedCurriculum)
+			what = "the tilted recipe, steered by a PRM of the runs above"
+		}
+		fmt.Fprintf(stderr, "rspo: PRM source run %d of %d: %s (%s, %d updates, on %s; trained once, reused by later runs)\n",
+			i, n, run, what, src.Learner.Updates, envOptionsText(src.Learner.EnvOptions))
 	}
 	cfg.OnSourcePRM = func(n int) {
 		fmt.Fprintf(stderr, "rspo: training the PRM on the source runs' %d trajectories (once: later runs on these source runs reuse it)\n", n)
