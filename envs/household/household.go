@@ -3,6 +3,7 @@ package household
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rspo-dev/rspo/envs"
@@ -88,13 +89,21 @@ func (env *Env) SourceOptions() map[string]string {
 	return map[string]string{OptPreset: PresetEasy, OptTaskTypes: strings.Join(env.TrainTaskTypes(), ",")}
 }
 
-// SourceStages implements envs.StagedCurriculum: two. The base algorithm
-// on the easy homes succeeds at pick_two_and_place 0.16 of the time after
+// SourceStages implements envs.StagedCurriculum: two when this
+// configuration trains pick_two_and_place, one otherwise. The base
+// algorithm on the easy homes succeeds at pick-two 0.16 of the time after
 // 100 updates, the other types 0.7–0.9, so a PRM of those runs knows
 // little of a pick-two task's second object; the tilted recipe on the same
 // homes, steered by that PRM, succeeds at every type (0.89 overall), and a
-// PRM of both stages' runs lifts pick-two in the target.
-func (env *Env) SourceStages() int { return 2 }
+// PRM of both stages' runs lifts pick-two in the target. Without pick-two
+// (the medium preset) the first stage already succeeds at every type
+// trained, and a second would only cost steps.
+func (env *Env) SourceStages() int {
+	if slices.Contains(env.TrainTaskTypes(), typeNames[pickTwoAndPlace]) {
+		return 2
+	}
+	return 1
+}
 
 // TaskTypes lists the six ALFWorld task types.
 func (env *Env) TaskTypes() []string { return TaskTypes() }
