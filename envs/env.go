@@ -138,10 +138,10 @@ type Curriculum interface {
 }
 
 // StagedCurriculum is implemented by a Curriculum whose easier setting
-// takes more than the base algorithm to learn every task type: the built-in
-// source runs then get a second stage, the tilted recipe itself in the
-// easier setting, steered by a PRM of the first stage's runs, and the
-// target's PRM learns from both stages.
+// may take more than the base algorithm to learn every task type: when
+// SourceStages says 2, the built-in source runs get a second stage, the
+// tilted recipe itself in the easier setting, steered by a PRM of the
+// first stage's runs, and the target's PRM learns from both stages.
 type StagedCurriculum interface {
 	Curriculum
 	// SourceStages is the number of source stages, 1 or 2.
