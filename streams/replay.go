@@ -137,7 +137,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, o ReplayOptions, fn fun
 	if err != nil || !o.Follow && last == 0 {
 		return err
 	}
-	cons, err := js.OrderedConsumer(ctx, stream, o.consumerConfig(filter))
+	cons, err := OrderedConsumer(ctx, js, stream, o.consumerConfig(filter))
 	if err != nil {
 		return fmt.Errorf("streams: replay %s: %w", filter, err)
 	}
@@ -185,11 +185,13 @@ func (o ReplayOptions) lastSeq(ctx context.Context, js jetstream.JetStream, stre
 	if o.Follow {
 		return 0, nil
 	}
-	st, err := js.Stream(ctx, stream)
-	if err != nil {
-		return 0, fmt.Errorf("streams: replay %s: %w", filter, err)
-	}
-	m, err := st.GetLastMsgForSubject(ctx, filter)
+	m, err := callAPI(ctx, func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		st, err := js.Stream(ctx, stream)
+		if err != nil {
+			return nil, err
+		}
+		return st.GetLastMsgForSubject(ctx, filter)
+	})
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		return 0, nil

@@ -218,3 +218,77 @@ func TestReplayOptionErrors(t *testing.T) {
 		})
 	}
 }
+
+// silentJS is a JetStream whose first few stream lookups and ordered
+// consumer creations go unanswered: they wait for their context to end,
+// as a request does that the client buffered while the server restarted
+// and the recovering server never answered.
+type silentJS struct {
+	jetstream.JetStream
+	silentStreams, silentConsumers int
+}
+
+func (s *silentJS) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	if s.silentStreams > 0 {
+		s.silentStreams--
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.JetStream.Stream(ctx, name)
+}
+
+func (s *silentJS) OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
+	if s.silentConsumers > 0 {
+		s.silentConsumers--
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.JetStream.OrderedConsumer(ctx, stream, cfg)
+}
+
+// TestReplayRetriesUnansweredRequests: a replay whose JetStream requests
+// go unanswered asks again rather than waiting out its caller's deadline
+// (a learner's rollout wait once stalled a chaos run this way, right after
+// a bus restart).
+func TestReplayRetriesUnansweredRequests(t *testing.T) {
+	defer func(d time.Duration) { streams.APIRequestTimeout = d }(streams.APIRequestTimeout)
+	streams.APIRequestTimeout = 100 * time.Millisecond
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	want := publishMix(t, js, "r1", 3)
+	for _, follow := range []bool{false, true} {
+		silent := &silentJS{JetStream: js, silentStreams: 2, silentConsumers: 2}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var got int
+		err := streams.Replay(ctx, silent, streams.ReplayOptions{Run: "r1", Subject: "traj.explore", Follow: follow},
+			func(m streams.Message) error {
+				if got++; got == len(want) && follow {
+					cancel()
+				}
+				return nil
+			})
+		cancel()
+		if err != nil || got != len(want) {
+			t.Errorf("follow %v: replay returned %v after %d of %d messages", follow, err, got, len(want))
+		}
+		if silent.silentConsumers != 0 || !follow && silent.silentStreams != 0 {
+			t.Errorf("follow %v: %d stream lookups and %d consumer creations left unasked", follow, silent.silentStreams, silent.silentConsumers)
+		}
+	}
+}
+
+// TestReplayGivesUpWithItsCaller: retries end with the caller's context.
+func TestReplayGivesUpWithItsCaller(t *testing.T) {
+	defer func(d time.Duration) { streams.APIRequestTimeout = d }(streams.APIRequestTimeout)
+	streams.APIRequestTimeout = 50 * time.Millisecond
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	publishMix(t, js, "r1", 1)
+	silent := &silentJS{JetStream: js, silentStreams: 1 << 30}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	err := streams.Replay(ctx, silent, streams.ReplayOptions{Run: "r1", Subject: "traj.explore"}, func(streams.Message) error { return nil })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the caller's deadline", err)
+	}
+}

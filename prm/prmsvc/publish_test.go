@@ -125,34 +125,44 @@ func TestServiceDeadLettersBadPublishedEvents(t *testing.T) {
 	defer svc.Stop()
 	subject := streams.Subjects("rel2").Ctrl(schemas.EventPRMPublished)
 	missing := schemas.Event{Type: schemas.EventPRMPublished, Run: "rel2", PRMVersion: 7, Time: time.Unix(1700000000, 0).UTC()}
-	for _, data := range [][]byte{[]byte("garbage"), mustJSON(t, missing)} {
+	// One at a time: the service follows from the last event stored when
+	// it subscribed, so the second must not go out before it has the first.
+	var reasons []string
+	for i, data := range [][]byte{[]byte("garbage"), mustJSON(t, missing)} {
 		if _, err := js.Publish(ctx, subject, data); err != nil {
 			t.Fatal(err)
 		}
+		reasons = waitDeadLetters(t, js, "rel2", i+1)
 	}
+	if !strings.Contains(reasons[0], "not a prm.published event") || !strings.Contains(reasons[1], "does not load") {
+		t.Errorf("dead-letter reasons %q", reasons)
+	}
+	if v := svc.Model().Version; v != 0 {
+		t.Errorf("serving version %d after bad events, want the starting model's 0", v)
+	}
+}
+
+// waitDeadLetters waits until run's PRM dead letters number n and
+// returns their reasons.
+func waitDeadLetters(t *testing.T, js jetstream.JetStream, run string, n int) []string {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var reasons []string
-		err := streams.Replay(ctx, js, streams.ReplayOptions{Run: "rel2", Subject: "dlq.prm"}, func(m streams.Message) error {
+		err := streams.Replay(testContext(t), js, streams.ReplayOptions{Run: run, Subject: "dlq.prm"}, func(m streams.Message) error {
 			reasons = append(reasons, m.Headers.Get(streams.HeaderDLQReason))
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(reasons) == 2 {
-			if !strings.Contains(reasons[0], "not a prm.published event") || !strings.Contains(reasons[1], "does not load") {
-				t.Errorf("dead-letter reasons %q", reasons)
-			}
-			break
+		if len(reasons) >= n {
+			return reasons
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("dead letters: %q, want 2", reasons)
+			t.Fatalf("dead letters: %q, want %d", reasons, n)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-	if v := svc.Model().Version; v != 0 {
-		t.Errorf("serving version %d after bad events, want the starting model's 0", v)
 	}
 }
 

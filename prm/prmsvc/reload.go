@@ -15,7 +15,7 @@ import (
 // ends. A model that fails to load is logged and the current one kept.
 func (s *Service) follow(ctx context.Context) {
 	subject := streams.Subjects(s.cfg.Run).Ctrl(schemas.EventPRMPublished)
-	cons, err := s.js.OrderedConsumer(ctx, streams.StreamCtrl, jetstream.OrderedConsumerConfig{
+	cons, err := streams.OrderedConsumer(ctx, s.js, streams.StreamCtrl, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subject},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 	})

@@ -28,7 +28,7 @@ var ErrNoModelName = errors.New("rolloutsvc: policy version names no model")
 // skipped. It returns an error only when it cannot follow the subject.
 func FollowPolicies(ctx context.Context, js jetstream.JetStream, run string, log *slog.Logger, fn func(schemas.Event)) error {
 	subject := streams.Subjects(run).Ctrl(schemas.EventPolicyPublished)
-	cons, err := js.OrderedConsumer(ctx, streams.StreamCtrl, jetstream.OrderedConsumerConfig{
+	cons, err := streams.OrderedConsumer(ctx, js, streams.StreamCtrl, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
