@@ -194,13 +194,7 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	pr := newProgress(stderr)
 	cfg.Progress, cfg.Phase = pr.update, pr.phase
 	cfg.OnSource = func(run string, i, n int) {
-		src := cfg.SourceRuns[i-1]
-		what := "the base algorithm"
-		if len(src.Sources) > 0 { // a curriculum's second stage (envs.StagedCurriculum)
-			what = "the tilted recipe, steered by a PRM of the runs above"
-		}
-		fmt.Fprintf(stderr, "rspo: PRM source run %d of %d: %s (%s, %d updates, on %s; trained once, reused by later runs)\n",
-			i, n, run, what, src.Learner.Updates, envOptionsText(src.Learner.EnvOptions))
+		fmt.Fprintln(stderr, sourceRunLine(cfg.SourceRuns[i-1], run, i, n))
 	}
 	cfg.OnSourcePRM = func(n int) {
 		fmt.Fprintf(stderr, "rspo: training the PRM on the source runs' %d trajectories (once: later runs on these source runs reuse it)\n", n)
@@ -219,6 +213,18 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 		return enc.Encode(sum)
 	}
 	return printSummary(cmd.OutOrStdout(), sum)
+}
+
+// sourceRunLine is what rspo run prints as built-in PRM source run i of
+// n, src, named run, starts: which stage of the curriculum it is, how long
+// it trains and where.
+func sourceRunLine(src pipeline.Config, run string, i, n int) string {
+	what := "the base algorithm"
+	if len(src.Sources) > 0 { // a curriculum's second stage (envs.StagedCurriculum)
+		what = "the tilted recipe, steered by a PRM of the runs above"
+	}
+	return fmt.Sprintf("rspo: PRM source run %d of %d: %s (%s, %d updates, on %s; trained once, reused by later runs)",
+		i, n, run, what, src.Learner.Updates, envOptionsText(src.Learner.EnvOptions))
 }
 
 func modeText(o runOptions) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/pflag"
 
+	"github.com/rspo-dev/rspo/pipeline"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
 )
@@ -114,5 +116,27 @@ func TestRunUsesNATSURL(t *testing.T) {
 	}
 	if n := info.State.Subjects[streams.Subjects("via-env").TrajOnPolicy]; n != 4 {
 		t.Errorf("the NATS_URL server holds %d on-policy trajectories of the run, want 2 tasks × 2 = 4", n)
+	}
+}
+
+// rspo run names each built-in source run's stage: the base algorithm for
+// the first stage, the tilted recipe for the household's second.
+func TestSourceRunLines(t *testing.T) {
+	o := pipeline.DefaultOptions()
+	o.Data = t.TempDir()
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.SourceRuns) != 3 {
+		t.Fatalf("%d source runs, want the household's two stages (2 + 1)", len(cfg.SourceRuns))
+	}
+	for i, want := range []string{"the base algorithm", "the base algorithm", "the tilted recipe, steered by a PRM of the runs above"} {
+		src := cfg.SourceRuns[i]
+		line := sourceRunLine(src, src.Learner.Run, i+1, 3)
+		prefix := fmt.Sprintf("rspo: PRM source run %d of 3: %s (%s, 100 updates, on preset=easy task_types=", i+1, src.Learner.Run, want)
+		if !strings.HasPrefix(line, prefix) {
+			t.Errorf("source run %d: %q\nwant it to start %q", i+1, line, prefix)
+		}
 	}
 }
