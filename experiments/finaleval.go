@@ -32,6 +32,10 @@ const (
 type finalTypes struct {
 	Split string             `json:"split"`
 	Types map[string]float64 `json:"types"`
+	// Missing says why Types is empty: the run's policy no longer scores
+	// its cached figure. Remembered, so that later aggregations do not
+	// evaluate the policy again to learn the same.
+	Missing string `json:"missing,omitempty"`
 }
 
 // finalEval evaluates the run's final policy (report/policy.rspo) on
@@ -49,7 +53,7 @@ func (r *Runner) finalEval(ctx context.Context, runDir, reportDir string, run *R
 	var types finalTypes
 	haveSplits := readJSONFile(cache, &splits) == nil
 	if haveSplits && readJSONFile(typesCache, &types) == nil {
-		run.FinalEval, run.FinalTypes = splits, types.Types
+		run.FinalEval, run.FinalTypes = splits, types.Types // nil when Missing
 		return nil
 	}
 	run.FinalEval = splits
@@ -95,8 +99,9 @@ func (r *Runner) finalEval(ctx context.Context, runDir, reportDir string, run *R
 		// The evaluation is deterministic: the first split must score as
 		// cached, or the types would not be those of the cached figure.
 		if got, want := fresh[run.FirstSplit], splits[run.FirstSplit]; got != want {
-			r.logf("%s: final policy scores %.4f on %s, cached %.4f: its task types left out\n", run.Run, got, run.FirstSplit, want)
-			return nil
+			why := fmt.Sprintf("the final policy scores %.4f on %s, cached %.4f", got, run.FirstSplit, want)
+			r.logf("%s: %s: its task types left out (remembered in %s)\n", run.Run, why, typesCache)
+			return writeJSONFile(typesCache, finalTypes{Split: run.FirstSplit, Missing: why})
 		}
 	} else {
 		splits = fresh

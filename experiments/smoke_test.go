@@ -139,6 +139,23 @@ func checkFinalTypes(t *testing.T, ctx context.Context, r *Runner, s *Suite, res
 	if got := stale.Variants[0].Runs[0]; got.FinalTypes != nil || got.FinalEval[first.FirstSplit] != splits[first.FirstSplit] {
 		t.Errorf("a run whose cached figure its policy does not score: types %v, figure %v; want none, and the cached figure kept", got.FinalTypes, got.FinalEval)
 	}
+	// The mismatch is remembered, with its reason: the next aggregation
+	// does not evaluate the policy again (it would log the mismatch again).
+	var remembered finalTypes
+	if err := readJSONFile(filepath.Join(dir, finalTypesFile), &remembered); err != nil || remembered.Types != nil || !strings.Contains(remembered.Missing, "scores") {
+		t.Errorf("types cache after the mismatch: %+v (%v), want none and the reason", remembered, err)
+	}
+	var log strings.Builder
+	saved := r.Log
+	r.Log = &log
+	again, err = r.Aggregate(ctx, s)
+	r.Log = saved
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Variants[0].Runs[0]; got.FinalTypes != nil || strings.Contains(log.String(), "scores") {
+		t.Errorf("aggregated again after a mismatch: types %v, log %q; want none, and no second evaluation", got.FinalTypes, log.String())
+	}
 	page, err := WritePage(t.TempDir(), []*SuiteResult{stale}, PageOptions{SuitesDir: "testdata"})
 	if err != nil {
 		t.Fatal(err)
