@@ -18,7 +18,11 @@
 //     larger than the server's max payload arrive in numbered parts that
 //     the client reassembles.
 //   - Rebuild replays the streams into a fresh Store: the buffer is a view
-//     of the log and can always be recomputed from it.
+//     of the log and can always be recomputed from it. Service.Run does so
+//     when the view and the log disagree at start: a store that lost the
+//     run while the bus's consumer has acknowledged records, or a store
+//     that holds the run while the bus has no consumer of it (the bus's
+//     store was wiped; the store forgets the run first).
 //
 // The service decodes and validates every record of the swapped stream in
 // full, although the swapper validated its explorer message already: a

@@ -10,6 +10,8 @@ import (
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
+	"github.com/rspo-dev/rspo/swapper"
+	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
 
 // A schema-valid cycle.ended with a cycle the learner never started used
@@ -105,5 +107,38 @@ func TestBufferRebuildsALostStoreOnStart(t *testing.T) {
 	b.startBuffer(t, buffersvc.Config{})
 	if st := b.waitRecords(t, 6); st.Records != 6 {
 		t.Errorf("after restarting on an empty store: %d records, want the 6 it had", st.Records)
+	}
+}
+
+// A store that outlived its bus's store (a wiped nats/ directory, the same
+// run name trained again) used to keep its old clearing watermark and drop
+// every record of the new run's first cycles as already cleared, so the
+// learner waited out its buffer timeout and trained without the buffer.
+// The buffer forgets what the log does not know of.
+func TestBufferForgetsARunTheBusDoesNotKnow(t *testing.T) {
+	b := newBus(t, 0) // a fresh bus: no consumer of run "r"
+	stale, err := swapper.Relabel(swappertest.Explorer("r", 30, 0, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := buffersvc.EntryOf(stale, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.Put([]buffersvc.Entry{e}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.ClearThrough("r", 29); err != nil { // the old life got as far as cycle 31
+		t.Fatal(err)
+	}
+	b.startBuffer(t, buffersvc.Config{})
+	b.startSwapper(t)
+	b.publishExplorers(t, 1, 6, 4)
+	st := b.waitRecords(t, 6)
+	if st.ClearedThrough != -1 {
+		t.Errorf("cleared through %d, want -1: the new run has cleared nothing", st.ClearedThrough)
+	}
+	if _, ok, err := b.store.Record("r", 30, stale.ID); ok || err != nil {
+		t.Errorf("the old life's record is still served (found %v, err %v)", ok, err)
 	}
 }

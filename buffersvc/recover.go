@@ -10,7 +10,7 @@ import (
 	"github.com/rspo-dev/rspo/streams"
 )
 
-// recoverLostStore rebuilds the store from RSPO_SWAPPED when it holds
+// reconcileWithLog rebuilds the store from RSPO_SWAPPED when it holds
 // nothing of the run — no record, nothing ever cleared — while the
 // buffer's durable consumer has already acknowledged records: the store's
 // directory was lost (a new disk, a wiped volume). Without this the buffer
@@ -18,20 +18,37 @@ import (
 // already ingested. A rebuild of a store that really was empty is
 // harmless: it stores what the stream holds, which is what the consumer
 // would have stored.
-func (s *Service) recoverLostStore(ctx context.Context) error {
+//
+// The other way round, a store that holds the run while the bus has no
+// consumer of it outlived the run's log: the bus's store was wiped or
+// replaced (a user deleting a data directory's nats/ to free space, then
+// training the same run name again). Its records and clearing watermark
+// belong to another life of the run — kept, they dropped every record of
+// the new run's first cycles as "already cleared", and the learner waited
+// out its buffer timeout and trained without the buffer. The store
+// forgets the run and is rebuilt from what the log holds of it (usually
+// nothing yet), as a lost store is.
+func (s *Service) reconcileWithLog(ctx context.Context) error {
 	st, err := s.store.Stats(s.cfg.Run)
 	if err != nil {
 		return err
 	}
-	if st.Records > 0 || st.ClearedThrough >= 0 {
-		return nil
-	}
 	cons, err := s.js.Consumer(ctx, streams.StreamSwapped, s.cfg.Durable)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+	holds := st.Records > 0 || st.ClearedThrough >= 0
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound) && holds:
+		s.cfg.Logger.Warn("buffersvc: the store holds the run but the bus has no consumer of it (its store was wiped or replaced): forgetting the run and rebuilding from the log",
+			"run", s.cfg.Run, "consumer", s.cfg.Durable, "records", st.Records, "cleared_through", st.ClearedThrough)
+		if err := s.store.Forget(s.cfg.Run); err != nil {
+			return err
+		}
+		return s.rebuild(ctx)
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
 		return nil // a new buffer: nothing was ingested anywhere
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("buffersvc: consumer %s: %w", s.cfg.Durable, err)
+	case holds:
+		return nil
 	}
 	info := cons.CachedInfo()
 	if info == nil || info.AckFloor.Stream == 0 {
@@ -39,6 +56,11 @@ func (s *Service) recoverLostStore(ctx context.Context) error {
 	}
 	s.cfg.Logger.Warn("buffersvc: the store holds nothing but the consumer has acknowledged records: rebuilding from the stream",
 		"run", s.cfg.Run, "consumer", s.cfg.Durable, "acked_through_seq", info.AckFloor.Stream)
+	return s.rebuild(ctx)
+}
+
+// rebuild replays the run's log into the store (Rebuild).
+func (s *Service) rebuild(ctx context.Context) error {
 	res, err := Rebuild(ctx, s.js, s.store, s.cfg.Run, s.cfg.KeepCycles)
 	if err != nil {
 		return fmt.Errorf("buffersvc: rebuild a lost store: %w", err)

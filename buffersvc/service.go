@@ -113,13 +113,13 @@ func (s *Service) Counters() IngestCounters {
 		DeadLettered: s.dead.Load(), Batches: s.batches.Load()}
 }
 
-// Run rebuilds a store that was lost (see recoverLostStore), registers the
+// Run rebuilds a store that was lost (see reconcileWithLog), registers the
 // micro service and consumes the swapped records and the
 // cycle.ended events until ctx ends; then it stops answering, finishes the
 // batches in flight and returns nil. It returns early with an error if a
 // consumer cannot be created or the connection is lost.
 func (s *Service) Run(ctx context.Context) error {
-	if err := s.recoverLostStore(ctx); err != nil {
+	if err := s.reconcileWithLog(ctx); err != nil {
 		return err
 	}
 	svc, err := s.addMicro()

@@ -202,6 +202,32 @@ func (s *Store) ClearThrough(run string, cycle int64) error {
 	return nil
 }
 
+// Forget deletes everything the store holds of run — records, per-cycle
+// stats and the clearing watermark — as if it had never seen the run.
+// A buffer whose store outlived the run's log (see reconcileWithLog) calls
+// it before the log is consumed again.
+func (s *Store) Forget(run string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, space := range []byte{spaceCycle, spaceStats} {
+		if err := b.DeleteRange(runPrefix(space, run), prefixEnd(runPrefix(space, run)), nil); err != nil {
+			return fmt.Errorf("buffersvc: forget: %w", err)
+		}
+	}
+	if err := b.Delete(markKey(run), nil); err != nil {
+		return fmt.Errorf("buffersvc: forget: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("buffersvc: forget: %w", err)
+	}
+	return nil
+}
+
 // Compact compacts the whole store, so that reads no longer pay for the
 // overlapping files a burst of writes leaves behind. Rebuild calls it; a
 // live service does not need to (Pebble compacts in the background).

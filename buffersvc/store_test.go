@@ -130,6 +130,35 @@ func TestClearThrough(t *testing.T) {
 	}
 }
 
+// Forget removes one run entirely, watermark included, and leaves runs
+// whose names share its prefix alone.
+func TestForget(t *testing.T) {
+	s := openTestStore(t, Options{})
+	mustPut(t, s, entry(3, "a", "t", 1, 1, 0), entry(4, "b", "t", 0, 1, 0))
+	if err := s.ClearThrough("r", 3); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"r2", "rr"} {
+		other := entry(1, "x", "t", 1, 1, 0)
+		other.Run = run
+		mustPut(t, s, other)
+	}
+	if err := s.Forget("r"); err != nil {
+		t.Fatalf("Forget: %v", err)
+	}
+	if st, _ := s.Stats("r"); st.Records != 0 || st.ClearedThrough != -1 || len(st.Cycles) != 0 {
+		t.Errorf("after Forget: %+v, want nothing of the run", st)
+	}
+	if res := mustPut(t, s, entry(1, "new", "t", 1, 1, 0)); res.Stored != 1 {
+		t.Errorf("a record of cycle 1 after Forget: %+v, want stored (nothing cleared any more)", res)
+	}
+	for _, run := range []string{"r2", "rr"} {
+		if ids, _ := s.IDs(run, 1); len(ids) != 1 {
+			t.Errorf("run %s lost its records: %v", run, ids)
+		}
+	}
+}
+
 func TestStorePersistsAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(dir, Options{})
