@@ -18,21 +18,31 @@ import (
 // minutes creating the consumer of a replay after a bus restart.
 var APIRequestTimeout = 5 * time.Second
 
+// APIRetryBudget bounds how long callAPI keeps asking a request that goes
+// unanswered: long enough for a restarted server's JetStream to come back,
+// short enough that a server without JetStream (every request answered
+// "no responders") or one that stopped answering fails the caller with
+// the request's error instead of holding it for as long as its context
+// lives (a service's whole life).
+var APIRetryBudget = 30 * time.Second
+
 // apiRetryPause is the pause between tries of an unanswered request.
 const apiRetryPause = 250 * time.Millisecond
 
 // callAPI calls f with a context bounded by APIRequestTimeout, and again
 // after a short pause while f's request goes unanswered (the bound ran
-// out, or the server had no JetStream responder yet) and ctx lives. f
+// out, or the server had no JetStream responder yet), ctx lives and
+// APIRetryBudget has not run out. f
 // must be safe to repeat: a retried request that did reach the server
 // the first time must do no harm twice (a lookup, or a consumer that its
 // inactivity threshold removes).
 func callAPI[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	giveUp := time.Now().Add(APIRetryBudget)
 	for {
 		actx, cancel := context.WithTimeout(ctx, APIRequestTimeout)
 		v, err := f(actx)
 		cancel()
-		if err == nil || ctx.Err() != nil || !unanswered(err) {
+		if err == nil || ctx.Err() != nil || !unanswered(err) || time.Now().After(giveUp) {
 			return v, err
 		}
 		select {

@@ -292,3 +292,28 @@ func TestReplayGivesUpWithItsCaller(t *testing.T) {
 		t.Fatalf("got %v, want the caller's deadline", err)
 	}
 }
+
+// TestReplayGivesUpOnASilentServer: without a deadline of its caller's, a
+// replay whose requests are never answered fails once the retry budget
+// has run out, with the request's error, rather than hang.
+func TestReplayGivesUpOnASilentServer(t *testing.T) {
+	defer func(d, b time.Duration) { streams.APIRequestTimeout, streams.APIRetryBudget = d, b }(streams.APIRequestTimeout, streams.APIRetryBudget)
+	streams.APIRequestTimeout, streams.APIRetryBudget = 50*time.Millisecond, 400*time.Millisecond
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	publishMix(t, js, "r1", 1)
+	silent := &silentJS{JetStream: js, silentConsumers: 1 << 30}
+	done := make(chan error, 1)
+	go func() {
+		done <- streams.Replay(context.Background(), silent, streams.ReplayOptions{Run: "r1", Subject: "traj.explore", Follow: true},
+			func(streams.Message) error { return nil })
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want the unanswered request's deadline", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the replay still waits for a server that never answers")
+	}
+}
