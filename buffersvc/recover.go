@@ -63,7 +63,7 @@ func (s *Service) reconcileWithLog(ctx context.Context) error {
 func (s *Service) rebuild(ctx context.Context) error {
 	res, err := Rebuild(ctx, s.js, s.store, s.cfg.Run, s.cfg.KeepCycles)
 	if err != nil {
-		return fmt.Errorf("buffersvc: rebuild a lost store: %w", err)
+		return fmt.Errorf("buffersvc: rebuild the store from the log: %w", err)
 	}
 	s.cfg.Logger.Warn("buffersvc: store rebuilt", "run", s.cfg.Run, "read", res.Read, "stored", res.Put.Stored,
 		"dropped", res.Put.Dropped, "cleared_through", res.ClearedThrough)

@@ -113,7 +113,8 @@ func (s *Service) Counters() IngestCounters {
 		DeadLettered: s.dead.Load(), Batches: s.batches.Load()}
 }
 
-// Run rebuilds a store that was lost (see reconcileWithLog), registers the
+// Run rebuilds a store that disagrees with the log (lost, or outliving the
+// bus's store: see reconcileWithLog), registers the
 // micro service and consumes the swapped records and the
 // cycle.ended events until ctx ends; then it stops answering, finishes the
 // batches in flight and returns nil. It returns early with an error if a

@@ -32,10 +32,9 @@ const apiRetryPause = 250 * time.Millisecond
 // callAPI calls f with a context bounded by APIRequestTimeout, and again
 // after a short pause while f's request goes unanswered (the bound ran
 // out, or the server had no JetStream responder yet), ctx lives and
-// APIRetryBudget has not run out. f
-// must be safe to repeat: a retried request that did reach the server
-// the first time must do no harm twice (a lookup, or a consumer that its
-// inactivity threshold removes).
+// APIRetryBudget has not run out. f must be safe to repeat: a retried
+// request that did reach the server the first time must do no harm twice
+// (a lookup, or a consumer that its inactivity threshold removes).
 func callAPI[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
 	giveUp := time.Now().Add(APIRetryBudget)
 	for {
@@ -62,7 +61,7 @@ func unanswered(err error) bool {
 
 // OrderedConsumer creates an ordered consumer as js.OrderedConsumer does,
 // each try bounded by APIRequestTimeout and retried while unanswered
-// until ctx ends. Use it for every ordered consumer created under a
+// (callAPI: until ctx ends or APIRetryBudget runs out). Use it for every ordered consumer created under a
 // context that lives longer than one request.
 func OrderedConsumer(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
 	return callAPI(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
