@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -268,5 +269,31 @@ func TestTrainerRefusalEndsTheWait(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "refused the batch of update 1") || !strings.Contains(err.Error(), "no GPU for this batch") {
 		t.Fatalf("got %v, want the learner to stop with the trainer's reason", err)
+	}
+}
+
+// TestShortCyclesAreRecorded runs RSPO with no explorer: the learner waits
+// ExploreTimeout for each cycle's exploration, trains on what the buffer
+// holds, and records every such cycle in its checkpoint, so that the run's
+// summary can say that its updates sampled a short buffer.
+func TestShortCyclesAreRecorded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	cfg := smallRun(t, t.TempDir(), true)
+	cfg.Learner.ExploreTimeout = 2 * time.Second
+	cfg.Learner.EvalEvery = 4
+	js, err := serveWith(t, cfg, []string{StageActor, StageSwapper, StageBuffer}, func(jetstream.JetStream) func(context.Context) error {
+		return func(ctx context.Context) error { <-ctx.Done(); return nil }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _, err := learnersvc.LoadCheckpoint(context.Background(), js, "t1")
+	if err != nil || !cp.Finished {
+		t.Fatalf("checkpoint %+v (%v): want a finished run", cp, err)
+	}
+	if want := []int64{0, 1}; !slices.Equal(cp.ShortCycles, want) {
+		t.Fatalf("short cycles %v, want %v (updates 4, K 2, no explorer)", cp.ShortCycles, want)
 	}
 }

@@ -157,6 +157,10 @@ type Summary struct {
 	// EnvStepsSource counts the environment steps of the PRM's source runs
 	// (0 without): the compute-fair view adds them to EnvSteps.
 	EnvStepsSource int64 `json:"env_steps_source"`
+	// ShortCycles are the cycles the learner trained without all their
+	// exploration (learnersvc.Checkpoint.ShortCycles): a run with any
+	// sampled its buffer short of what its configuration asks.
+	ShortCycles []int64 `json:"short_cycles,omitempty"`
 	// SourcePRM, when the run's PRM was trained on source runs, says which
 	// stored model it is, what it was trained on and whether the run
 	// trained it or reused an earlier run's.
@@ -378,7 +382,7 @@ func drain(nc *nats.Conn) {
 func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp learnersvc.Checkpoint, cost runCost) (Summary, error) {
 	lc := cfg.Learner.WithDefaults()
 	sum := Summary{Run: lc.Run, Env: lc.Env, Algo: string(lc.Trainer.Algo), RSPO: lc.RSPO, Dense: lc.DenseOnly,
-		Updates: cp.Update, Seed: lc.Seed, EnvStepsActor: cp.EnvStepsActor, EnvStepsExplorer: cp.EnvStepsExplorer,
+		Updates: cp.Update, Seed: lc.Seed, EnvStepsActor: cp.EnvStepsActor, EnvStepsExplorer: cp.EnvStepsExplorer, ShortCycles: cp.ShortCycles,
 		EnvSteps: cp.EnvStepsActor + cp.EnvStepsExplorer, WallSeconds: cost.WallSeconds, PeakRSSBytes: cost.PeakRSSBytes,
 		ReportDir: filepath.Join(cfg.DataDir, lc.Run, "report")}
 	if lc.RSPO {

@@ -49,7 +49,7 @@ func TestRSPORunEndToEnd(t *testing.T) {
 	if got, want := len(updates), 4; got != want {
 		t.Fatalf("progress reports: got %d, want %d", got, want)
 	}
-	if sum.Updates != 4 || sum.EnvStepsActor == 0 || sum.EnvStepsExplorer == 0 {
+	if sum.Updates != 4 || sum.EnvStepsActor == 0 || sum.EnvStepsExplorer == 0 || len(sum.ShortCycles) > 0 {
 		t.Errorf("summary: %+v", sum)
 	}
 	if _, ok := sum.Final["eval_success_rate"]; !ok {

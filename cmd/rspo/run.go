@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -243,6 +244,10 @@ func modeText(o runOptions) string {
 func printSummary(w io.Writer, s pipeline.Summary) error {
 	fmt.Fprintf(w, "run %s finished: %d updates, %d environment steps (actors %d, explorers %d), %.1fs, peak memory %.0f MiB\n",
 		s.Run, s.Updates, s.EnvSteps, s.EnvStepsActor, s.EnvStepsExplorer, s.WallSeconds, float64(s.PeakRSSBytes)/(1<<20))
+	if n := len(s.ShortCycles); n > 0 {
+		fmt.Fprintf(w, "  warning: %d of its cycles (%s) trained without all their exploration: the learner stopped waiting for explorers or the buffer (its log says which), so their updates sampled a short buffer\n",
+			n, joinInts(s.ShortCycles))
+	}
 	if s.EnvStepsSource > 0 {
 		fmt.Fprintf(w, "  the PRM's source runs took %d environment steps more: %d in all\n", s.EnvStepsSource, s.EnvSteps+s.EnvStepsSource)
 	}
@@ -328,4 +333,13 @@ func envOptionsText(opts map[string]string) string {
 		parts = append(parts, k+"="+opts[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// joinInts lists xs separated by commas.
+func joinInts(xs []int64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -53,6 +53,27 @@ func TestSummarySaysWhereThePRMCameFrom(t *testing.T) {
 	}
 }
 
+// A run whose learner trained cycles without all their exploration says
+// so, naming them; a run without any says nothing of it.
+func TestSummaryWarnsOfShortCycles(t *testing.T) {
+	for _, tt := range []struct {
+		short []int64
+		want  string
+	}{
+		{nil, ""},
+		{[]int64{0, 3}, "warning: 2 of its cycles (0, 3) trained without all their exploration"},
+	} {
+		var b strings.Builder
+		if err := printSummary(&b, pipeline.Summary{Run: "r", ShortCycles: tt.short}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if tt.want == "" && strings.Contains(out, "warning") || !strings.Contains(out, tt.want) {
+			t.Errorf("short cycles %v: got:\n%s\nwant a line with %q", tt.short, out, tt.want)
+		}
+	}
+}
+
 func TestPresetSaysWhatItTrains(t *testing.T) {
 	tests := []struct {
 		env  string

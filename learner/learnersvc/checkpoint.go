@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -33,6 +34,12 @@ type Checkpoint struct {
 	EnvStepsExplorer int64 `json:"env_steps_explorer"`
 	// ExploredCycles is the highest cycle whose exploration was counted.
 	ExploredCycles int64 `json:"explored_cycles"`
+	// ShortCycles are the cycles the learner trained without waiting any
+	// longer for their exploration: not every shard was explored, or the
+	// buffer did not hold the explored records, within ExploreTimeout.
+	// Their updates sampled what the buffer held, so a run that has any
+	// is not the run its configuration describes (the summary says so).
+	ShortCycles []int64 `json:"short_cycles,omitempty"`
 	// Finished is set once run.finished is published.
 	Finished bool `json:"finished"`
 }
@@ -87,6 +94,11 @@ func DecodeCheckpoint(b []byte) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("negative environment steps in %+v", cp)
 	case cp.Version > cp.Update:
 		return Checkpoint{}, fmt.Errorf("policy version %d after %d updates", cp.Version, cp.Update)
+	}
+	for i, c := range cp.ShortCycles {
+		if c < 0 || slices.Contains(cp.ShortCycles[:i], c) {
+			return Checkpoint{}, fmt.Errorf("short cycles %v: want distinct cycle numbers ≥ 0", cp.ShortCycles)
+		}
 	}
 	return cp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rspo-dev/rspo/rollout"
@@ -15,8 +16,9 @@ import (
 // startCycle publishes cycle.started with the cycle's plan, queues the
 // plan's explore shards for the explorers and waits until every shard is
 // explored and the buffer holds the cycle's records. A wait that times out
-// is logged and training goes on with what the buffer holds: the learner
-// never blocks forever on a missing explorer.
+// is logged, recorded in the checkpoint's ShortCycles (the run's summary
+// warns of them) and training goes on with what the buffer holds: the
+// learner never blocks forever on a missing explorer.
 func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 	pool, err := s.cycleTasks(cycle)
 	if err != nil {
@@ -90,6 +92,7 @@ func (s *Service) awaitExploration(ctx context.Context, cycle int64, plan schema
 		s.cfg.Logger.Warn("not every shard explored before the timeout: training on what the buffer holds",
 			"cycle", cycle, "shards_explored", len(reports.got), "shards", plan.ShardCount(),
 			"timeout", s.cfg.ExploreTimeout, "err", err)
+		s.shortCycle(cycle)
 		return nil
 	}
 	if cycle >= s.cp.ExploredCycles { // count each cycle's explorer steps once, also across restarts
@@ -116,9 +119,18 @@ func (s *Service) awaitBuffer(wctx, ctx context.Context, cycle, want int64) erro
 		case <-wctx.Done():
 			s.cfg.Logger.Warn("buffer did not receive the cycle's records before the timeout: training on what it holds",
 				"cycle", cycle, "want", want, "timeout", s.cfg.ExploreTimeout, "last_error", err)
+			s.shortCycle(cycle)
 			return nil
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// shortCycle records that cycle trains without all of its exploration,
+// once per cycle (a resumed learner may wait for the same cycle again).
+func (s *Service) shortCycle(cycle int64) {
+	if !slices.Contains(s.cp.ShortCycles, cycle) {
+		s.cp.ShortCycles = append(s.cp.ShortCycles, cycle)
 	}
 }
 

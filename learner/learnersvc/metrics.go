@@ -50,7 +50,8 @@ func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st lear
 	v["env_steps_actor"] = float64(s.cp.EnvStepsActor)
 	v["env_steps_explorer"] = float64(s.cp.EnvStepsExplorer)
 	v["env_steps"] = float64(s.cp.EnvStepsActor + s.cp.EnvStepsExplorer)
-	v["ignored_messages"] = float64(s.ignored) // read from the streams and unusable (logged each)
+	v["ignored_messages"] = float64(s.ignored)         // read from the streams and unusable (logged each)
+	v["short_cycles"] = float64(len(s.cp.ShortCycles)) // trained without all their exploration (logged each)
 	v["version_lag_max"], v["version_lag_mean"] = float64(lag.max), lag.mean
 	v["stale_refused"] = float64(s.staleRefused) // on-policy trajectories older than MaxStaleness (logged each)
 	s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "update", Cycle: cycle, Values: v})
