@@ -35,8 +35,9 @@ func TestLimitFor(t *testing.T) {
 	tests := []struct{ floor, live, want int64 }{
 		{400 * mib, 0, 400 * mib},
 		{400 * mib, 200 * mib, 400 * mib},
-		{400 * mib, 300 * mib, 450 * mib},
-		{400 * mib, 1400 * mib, 2100 * mib},
+		{400 * mib, 320 * mib, 400 * mib},
+		{400 * mib, 400 * mib, 500 * mib},
+		{400 * mib, 1400 * mib, 1750 * mib},
 	}
 	for _, tt := range tests {
 		if got := limitFor(tt.floor, tt.live); got != tt.want {
