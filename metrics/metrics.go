@@ -33,7 +33,7 @@ type Metrics struct {
 // learnerGauges are the learner's progress.
 type learnerGauges struct {
 	update, updates, version, trainSuccess, evalSuccess, envSteps prometheus.Gauge
-	versionLag, staleRefused                                      prometheus.Gauge
+	versionLag, staleRefused, shortCycles                         prometheus.Gauge
 }
 
 // latencyBuckets span a millisecond to a minute: a sample from a local
@@ -62,6 +62,7 @@ func New(run string) *Metrics {
 			envSteps:     f.gauge("rspo_learner_env_steps", "Training environment steps so far, actors' and explorers'."),
 			versionLag:   f.gauge("rspo_learner_version_lag", "Policy versions the latest update's oldest on-policy rollout lagged behind the policy it trained."),
 			staleRefused: f.gauge("rspo_learner_stale_refused", "On-policy trajectories this learner process refused as older than --max-staleness allows."),
+			shortCycles:  f.gauge("rspo_learner_short_cycles", "RSPO cycles the run trained without all their exploration (explorers or buffer past the explore timeout)."),
 		},
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -142,6 +143,7 @@ func (m *Metrics) Learner(p learnersvc.Progress) {
 	if p.Phase == learnersvc.PhaseUpdated {
 		g.versionLag.Set(float64(p.VersionLagMax))
 		g.staleRefused.Set(float64(p.StaleRefused))
+		g.shortCycles.Set(float64(p.ShortCycles))
 	}
 	if p.EvalSuccess >= 0 {
 		g.evalSuccess.Set(p.EvalSuccess)

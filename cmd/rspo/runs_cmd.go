@@ -61,10 +61,15 @@ func (r runInfo) state() string {
 		return "checkpoint unreadable: " + r.cpErr.Error()
 	case r.cp == nil:
 		return "no checkpoint"
-	case r.cp.Finished:
-		return "finished"
 	}
-	return fmt.Sprintf("unfinished (update %d)", r.cp.Update)
+	state := fmt.Sprintf("unfinished (update %d)", r.cp.Update)
+	if r.cp.Finished {
+		state = "finished"
+	}
+	if n := len(r.cp.ShortCycles); n > 0 {
+		state += fmt.Sprintf(", %d cycles short of exploration", n)
+	}
+	return state
 }
 
 // listRuns gathers the runs with messages or a learner checkpoint, sorted

@@ -77,11 +77,15 @@ func TestRunsListsRunsWithState(t *testing.T) {
 	if _, err := kv.Put(ctx, "gone.learner.checkpoint", []byte(`{"update": 4, "version": 4, "env_steps_actor": 10}`)); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := kv.Put(ctx, "short.learner.checkpoint", []byte(`{"update": 6, "version": 6, "env_steps_actor": 10, "finished": true, "short_cycles": [0, 2]}`)); err != nil {
+		t.Fatal(err)
+	}
 	out, stderr, err = runRspo(ctx, "runs", "--nats", s.ClientURL())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	for _, re := range []string{`(?m)^fresh\s+no checkpoint\s+-\s+-\s+-\s+1$`, `(?m)^gone\s+unfinished \(update 4\)\s+4\s+4\s+10\s+0$`} {
+	for _, re := range []string{`(?m)^fresh\s+no checkpoint\s+-\s+-\s+-\s+1$`, `(?m)^gone\s+unfinished \(update 4\)\s+4\s+4\s+10\s+0$`,
+		`(?m)^short\s+finished, 2 cycles short of exploration\s+6\s+6\s+10\s+0$`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("output does not match %s:\n%s", re, out)
 		}

@@ -80,6 +80,9 @@ type Progress struct {
 	// process refused as older than MaxStaleness allows. Both only in an
 	// update's report.
 	VersionLagMax, StaleRefused int64
+	// ShortCycles counts the run's cycles trained without all their
+	// exploration (Checkpoint.ShortCycles); only in an update's report.
+	ShortCycles int64
 }
 
 // Phase is a part of the learner's work, as reported to OnPhase.
