@@ -144,6 +144,24 @@ func writeProvenance(b *bytes.Buffer, res *SuiteResult) {
 		return
 	}
 	fmt.Fprintf(b, "Trained by rspo %s.\n\n", revs)
+	writeShortRuns(b, res)
+}
+
+// writeShortRuns names the runs whose learner trained cycles without all
+// their exploration (pipeline.Summary.ShortCycles): their figures include
+// updates that sampled a short buffer, so a reader must know which.
+func writeShortRuns(b *bytes.Buffer, res *SuiteResult) {
+	var short []string
+	for _, vr := range res.Variants {
+		for _, run := range vr.Runs {
+			if n := len(run.Summary.ShortCycles); n > 0 {
+				short = append(short, fmt.Sprintf("%s seed %d (%d of its cycles)", vr.Label, run.Seed, n))
+			}
+		}
+	}
+	if len(short) > 0 {
+		fmt.Fprintf(b, "**Trained short of their exploration** (the learner stopped waiting for explorers or the buffer, so those cycles' updates sampled a short buffer): %s.\n\n", strings.Join(short, "; "))
+	}
 }
 
 // shortRevision shortens a commit hash to 12 digits, keeping a suffix
