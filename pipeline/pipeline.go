@@ -99,6 +99,12 @@ type Config struct {
 	SourceRuns  []Config
 	OnSource    func(run string, i, n int)
 	OnSourcePRM func(trajectories int)
+	// OnPRMEpoch, if set, hears every epoch of that training (also a
+	// built-in source run's own, the second stage's), and SourceProgress
+	// every update of the built-in source runs: without them a first run
+	// says nothing for the minutes its source runs and PRM take.
+	OnPRMEpoch     func(prm.EpochProgress)
+	SourceProgress func(learnersvc.Progress)
 	// Extra are stages of the user's own that Run starts beside the
 	// built-in ones and stops once the learner has finished.
 	Extra []StageFunc

@@ -186,6 +186,7 @@ func runSources(ctx context.Context, cfg Config) error {
 	}
 	for i, sc := range cfg.SourceRuns {
 		sc.NATSURL, sc.Connect, sc.Logger, sc.SyncAlways, sc.Streams = cfg.NATSURL, cfg.Connect, cfg.Logger, cfg.SyncAlways, cfg.Streams
+		sc.OnSourcePRM, sc.OnPRMEpoch, sc.Progress = cfg.OnSourcePRM, cfg.OnPRMEpoch, cfg.SourceProgress
 		if cfg.OnSource != nil {
 			cfg.OnSource(sc.run(), i+1, len(cfg.SourceRuns))
 		}

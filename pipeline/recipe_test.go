@@ -11,6 +11,7 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 	_ "github.com/rspo-dev/rspo/envs/shop"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
@@ -63,15 +64,11 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 		return cfg
 	}
 	first := target("tilted1")
-	trained, announced := 0, 0 // PRM trainings announced, on how many trajectories
-	first.OnSourcePRM = func(n int) {
-		// the first stage's 2 runs × 2 updates × 4 tasks × 4 rollouts, and
-		// the second stage's rollouts and explorer trajectories
-		if trained++; n <= 2*2*4*4 {
-			t.Errorf("PRM training announced on %d trajectories, want more than the first stage's 64", n)
-		}
-		announced = n
-	}
+	var trainings []int // PRM trainings announced, on how many trajectories
+	first.OnSourcePRM = func(n int) { trainings = append(trainings, n) }
+	epochs, sourceUpdates := 0, 0
+	first.OnPRMEpoch = func(prm.EpochProgress) { epochs++ }
+	first.SourceProgress = func(learnersvc.Progress) { sourceUpdates++ }
 	// The household's easier setting has two stages (envs.StagedCurriculum).
 	if len(first.SourceRuns) != 3 || first.Learner.ExploreTilt != 10 {
 		t.Fatalf("config: %d source runs, tilt %v; want 3 and 10", len(first.SourceRuns), first.Learner.ExploreTilt)
@@ -79,6 +76,16 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	sum, err := Run(context.Background(), first)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The second stage's PRM on the first stage's 2 runs × 2 updates × 4
+	// tasks × 4 rollouts, then the target's on those and the second
+	// stage's rollouts and explorer trajectories; each says how it goes.
+	if len(trainings) != 2 || trainings[0] != 2*2*4*4 || trainings[1] <= trainings[0] {
+		t.Fatalf("PRM trainings announced on %v trajectories, want the second stage's on 64 and the target's on more", trainings)
+	}
+	announced := trainings[1]
+	if epochs < 2 || sourceUpdates != 3*2 {
+		t.Errorf("heard %d PRM epochs and %d source-run updates, want some of each training's epochs and every update of the 3 source runs (6)", epochs, sourceUpdates)
 	}
 	var srcSteps int64
 	for _, run := range first.Sources {
@@ -109,8 +116,8 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if trained != 1 {
-		t.Errorf("PRM training announced %d times over a run that trains it and one that reuses it, want 1", trained)
+	if len(trainings) != 2 {
+		t.Errorf("PRM trainings announced %v over a run that trains them and one that reuses them, want the first run's 2", trainings)
 	}
 	if sum2.EnvStepsSource != srcSteps {
 		t.Errorf("second run: source steps %d, want the same %d (reused, not trained again)", sum2.EnvStepsSource, srcSteps)

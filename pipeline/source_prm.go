@@ -142,7 +142,7 @@ func trainSourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config, fea
 	if cfg.OnSourcePRM != nil {
 		cfg.OnSourcePRM(len(trajs))
 	}
-	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: prov.Target, Seed: prov.Seed, Featurizer: feat})
+	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: prov.Target, Seed: prov.Seed, Featurizer: feat, OnEpoch: cfg.OnPRMEpoch})
 	if err != nil {
 		return nil, SourcePRM{}, fmt.Errorf("pipeline: train the PRM on source runs %v: %w", cfg.Sources, err)
 	}

@@ -35,6 +35,16 @@ const (
 	TargetStep Target = "step"
 )
 
+// EpochProgress is how a fit stands after an epoch (TrainConfig.OnEpoch).
+type EpochProgress struct {
+	// Epoch is the epoch just done (1-based), of at most MaxEpochs.
+	Epoch, MaxEpochs int
+	// Loss is its held-out stopping loss; BestLoss the lowest so far, at
+	// BestEpoch. Training stops Patience epochs after BestEpoch.
+	Loss, BestLoss      float64
+	BestEpoch, Patience int
+}
+
 // TrainConfig configures Train. Copy it, set what you need; zero fields take
 // the documented defaults.
 type TrainConfig struct {
@@ -82,6 +92,10 @@ type TrainConfig struct {
 	WeightDecay float64
 	// Seed fixes the split, the shuffling and a fresh model's init.
 	Seed uint64
+	// OnEpoch, if set, is told after every epoch how training goes (a
+	// progress line for a long fit); it runs on the training goroutine and
+	// must return quickly.
+	OnEpoch func(EpochProgress) `json:"-"`
 }
 
 func (c TrainConfig) withDefaults() TrainConfig {

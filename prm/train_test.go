@@ -310,3 +310,25 @@ func TestStepTargetScoresEveryStepByItsOutcome(t *testing.T) {
 		t.Errorf("sum target scores the success action %.3f: the targets are not different", got[0])
 	}
 }
+
+// OnEpoch hears every epoch of a fit, ending with the one training stopped
+// at, and its best epoch is the one the report keeps.
+func TestTrainReportsEveryEpoch(t *testing.T) {
+	var got []EpochProgress
+	_, rep, err := Train(context.Background(), householdLike(256, 10, 3), TrainConfig{MaxEpochs: 40, Patience: 5,
+		OnEpoch: func(p EpochProgress) { got = append(got, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != rep.Epochs || len(got) == 0 {
+		t.Fatalf("heard %d epochs, the report says %d", len(got), rep.Epochs)
+	}
+	for i, p := range got {
+		if p.Epoch != i+1 || p.MaxEpochs != 40 || p.Patience != 5 || p.BestLoss > p.Loss+1e-12 && p.BestEpoch == p.Epoch {
+			t.Fatalf("epoch report %d: %+v", i, p)
+		}
+	}
+	if last := got[len(got)-1]; last.BestEpoch != rep.BestEpoch || last.BestLoss != rep.HeldoutWeightedMSE {
+		t.Errorf("last epoch report %+v; the report keeps epoch %d, loss %v", last, rep.BestEpoch, rep.HeldoutWeightedMSE)
+	}
+}

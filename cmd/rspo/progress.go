@@ -28,6 +28,9 @@ type progress struct {
 	haveStart  bool
 	eval       float64
 	phaseText  string
+	// every, when above 1, prints only every every-th update as a plain
+	// line, and the last (a source run's hundred updates).
+	every int64
 }
 
 // newProgress reports to w, with a bar if w is a terminal.
@@ -92,6 +95,9 @@ func (p *progress) update(r learnersvc.Progress) {
 		}
 		p.bar.Describe(desc + p.rates(r))
 		_ = p.bar.Set64(r.Update)
+		return
+	}
+	if p.every > 1 && r.Update%p.every != 0 && r.Update != r.Updates {
 		return
 	}
 	fmt.Fprintln(p.w, p.line(r))

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/prm"
 )
 
 func TestProgressLines(t *testing.T) {
@@ -87,5 +89,44 @@ func TestRunProgressShowsPhaseAndSteps(t *testing.T) {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)
 		}
+	}
+}
+
+// A source run's progress, off a terminal, prints every tenth update and
+// the last; the run's own progress prints every update.
+func TestSourceProgressPrintsEveryTenth(t *testing.T) {
+	var b strings.Builder
+	p := newProgress(&b)
+	p.every = sourceProgressEvery
+	for u := int64(1); u <= 25; u++ {
+		p.update(learnersvc.Progress{Update: u, Updates: 25, Cycle: -1, EvalSuccess: -1})
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		got = append(got, strings.Fields(l)[1])
+	}
+	if want := []string{"10/25", "20/25", "25/25"}; !slices.Equal(got, want) {
+		t.Errorf("printed updates %v, want %v:\n%s", got, want, b.String())
+	}
+}
+
+// The source PRM's training prints a line every tenth epoch and at the
+// epoch it stops, naming the epoch it keeps.
+func TestPRMEpochLines(t *testing.T) {
+	var lines []string
+	for e := 1; e <= 33; e++ {
+		best := min(e, 13)
+		if line, ok := prmEpochLine(prm.EpochProgress{Epoch: e, MaxEpochs: 500, Loss: 0.2, BestLoss: 0.1, BestEpoch: best, Patience: 20}); ok {
+			lines = append(lines, line)
+		}
+	}
+	want := []string{
+		"  PRM epoch 10: held-out loss 0.2000, best 0.1000 at epoch 10 (stops after 20 epochs without a better one)",
+		"  PRM epoch 20: held-out loss 0.2000, best 0.1000 at epoch 13 (stops after 20 epochs without a better one)",
+		"  PRM epoch 30: held-out loss 0.2000, best 0.1000 at epoch 13 (stops after 20 epochs without a better one)",
+		"  PRM epoch 33: held-out loss 0.2000, best 0.1000 at epoch 13; done, keeping epoch 13",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("got lines\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }

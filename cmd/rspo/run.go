@@ -18,7 +18,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/pipeline"
+	"github.com/rspo-dev/rspo/prm"
 )
 
 func init() { addCommand(newRunCmd) }
@@ -193,14 +195,37 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 		fmt.Fprintln(stderr, note)
 	}
 	pr := newProgress(stderr)
-	cfg.Progress, cfg.Phase = pr.update, pr.phase
+	var src *progress // the source run in hand, until the run's own first report
+	endSource := func() {
+		if src != nil {
+			src.close()
+			src = nil
+		}
+	}
+	cfg.Progress = func(r learnersvc.Progress) { endSource(); pr.update(r) }
+	cfg.Phase = func(r learnersvc.Progress) { endSource(); pr.phase(r) }
 	cfg.OnSource = func(run string, i, n int) {
+		endSource()
 		fmt.Fprintln(stderr, sourceRunLine(cfg.SourceRuns[i-1], run, i, n))
+		src = newProgress(stderr)
+		src.every = sourceProgressEvery
+	}
+	cfg.SourceProgress = func(r learnersvc.Progress) {
+		if src != nil {
+			src.update(r)
+		}
 	}
 	cfg.OnSourcePRM = func(n int) {
+		endSource()
 		fmt.Fprintf(stderr, "rspo: training the PRM on the source runs' %d trajectories (once: later runs on these source runs reuse it)\n", n)
 	}
+	cfg.OnPRMEpoch = func(p prm.EpochProgress) {
+		if line, ok := prmEpochLine(p); ok {
+			fmt.Fprintln(stderr, line)
+		}
+	}
 	sum, err := pipeline.Run(cmd.Context(), cfg)
+	endSource()
 	pr.close()
 	if err != nil {
 		if cmd.Context().Err() != nil {
@@ -342,4 +367,26 @@ func joinInts(xs []int64) string {
 		parts[i] = strconv.FormatInt(x, 10)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// sourceProgressEvery is how often a source run's update is printed as a
+// line when the output is no terminal (a terminal shows each on a bar).
+const sourceProgressEvery = 10
+
+// prmEpochEvery is how often an epoch of the source PRM's training is
+// printed.
+const prmEpochEvery = 10
+
+// prmEpochLine is the progress line of a source PRM's training after
+// epoch p, and whether to print it: every prmEpochEvery epochs and the last.
+func prmEpochLine(p prm.EpochProgress) (string, bool) {
+	last := p.Epoch == p.MaxEpochs || p.Epoch-p.BestEpoch >= p.Patience
+	if p.Epoch%prmEpochEvery != 0 && !last {
+		return "", false
+	}
+	line := fmt.Sprintf("  PRM epoch %d: held-out loss %.4f, best %.4f at epoch %d", p.Epoch, p.Loss, p.BestLoss, p.BestEpoch)
+	if last {
+		return line + fmt.Sprintf("; done, keeping epoch %d", p.BestEpoch), true
+	}
+	return line + fmt.Sprintf(" (stops after %d epochs without a better one)", p.Patience), true
 }
