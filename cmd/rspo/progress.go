@@ -29,8 +29,10 @@ type progress struct {
 	eval       float64
 	phaseText  string
 	// every, when above 1, prints only every every-th update as a plain
-	// line, and the last (a source run's hundred updates).
-	every int64
+	// line, and the last (a source run's hundred updates); prefix starts
+	// each line, telling a source run's updates from the run's own.
+	every  int64
+	prefix string
 }
 
 // newProgress reports to w, with a bar if w is a terminal.
@@ -89,7 +91,7 @@ func (p *progress) update(r learnersvc.Progress) {
 	}
 	if p.bar != nil {
 		p.bar.ChangeMax64(r.Updates)
-		desc := fmt.Sprintf("train success %.2f", r.SuccessRate)
+		desc := fmt.Sprintf("%strain success %.2f", p.prefix, r.SuccessRate)
 		if p.eval >= 0 {
 			desc += fmt.Sprintf(", eval %.2f", p.eval)
 		}
@@ -105,7 +107,7 @@ func (p *progress) update(r learnersvc.Progress) {
 
 // line is the plain progress line of an update.
 func (p *progress) line(r learnersvc.Progress) string {
-	line := fmt.Sprintf("update %d/%d", r.Update, r.Updates)
+	line := fmt.Sprintf("%supdate %d/%d", p.prefix, r.Update, r.Updates)
 	if r.Cycle >= 0 {
 		line += fmt.Sprintf("  cycle %d", r.Cycle)
 	}

@@ -97,13 +97,16 @@ func TestRunProgressShowsPhaseAndSteps(t *testing.T) {
 func TestSourceProgressPrintsEveryTenth(t *testing.T) {
 	var b strings.Builder
 	p := newProgress(&b)
-	p.every = sourceProgressEvery
+	p.every, p.prefix = sourceProgressEvery, "  source "
 	for u := int64(1); u <= 25; u++ {
 		p.update(learnersvc.Progress{Update: u, Updates: 25, Cycle: -1, EvalSuccess: -1})
 	}
 	var got []string
-	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		got = append(got, strings.Fields(l)[1])
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		if !strings.HasPrefix(l, "  source update ") {
+			t.Errorf("line %q does not say it is a source run's", l)
+		}
+		got = append(got, strings.Fields(l)[2])
 	}
 	if want := []string{"10/25", "20/25", "25/25"}; !slices.Equal(got, want) {
 		t.Errorf("printed updates %v, want %v:\n%s", got, want, b.String())

@@ -208,7 +208,7 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 		endSource()
 		fmt.Fprintln(stderr, sourceRunLine(cfg.SourceRuns[i-1], run, i, n))
 		src = newProgress(stderr)
-		src.every = sourceProgressEvery
+		src.every, src.prefix = sourceProgressEvery, "  source "
 	}
 	cfg.SourceProgress = func(r learnersvc.Progress) {
 		if src != nil {
