@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/pipeline"
 	"github.com/rspo-dev/rspo/prm"
 )
 
@@ -131,5 +132,63 @@ func TestPRMEpochLines(t *testing.T) {
 	}
 	if !slices.Equal(lines, want) {
 		t.Errorf("got lines\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The hooks of rspo run, called in the order a first run with two source
+// stages calls them, print each source run's updates — the second stage's
+// after its own PRM's training too — each PRM's epochs, then the run's own.
+func TestReportProgressThroughTheSourceRuns(t *testing.T) {
+	var b strings.Builder
+	cfg := pipeline.Config{SourceRuns: make([]pipeline.Config, 3)}
+	done := reportProgress(&b, &cfg)
+	updates := func(n int64) {
+		for u := int64(1); u <= n; u++ {
+			cfg.SourceProgress(learnersvc.Progress{Update: u, Updates: n, Cycle: -1, EvalSuccess: -1})
+		}
+	}
+	epochs := func() {
+		for e := 1; e <= 25; e++ {
+			cfg.OnPRMEpoch(prm.EpochProgress{Epoch: e, MaxEpochs: 500, BestEpoch: 5, Patience: 20})
+		}
+	}
+	cfg.OnSource("s1", 1, 3)
+	updates(20)
+	cfg.OnSource("s2", 2, 3)
+	updates(20)
+	cfg.OnSource("s3", 3, 3)
+	cfg.OnSourcePRM(64)
+	epochs()
+	updates(20)
+	cfg.OnSourcePRM(200)
+	epochs()
+	cfg.Phase(learnersvc.Progress{Phase: learnersvc.PhaseExploring, Updates: 2})
+	cfg.Progress(learnersvc.Progress{Update: 1, Updates: 2, EvalSuccess: -1})
+	done()
+	var kinds []string
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "rspo: PRM source run"):
+			kinds = append(kinds, "run")
+		case strings.HasPrefix(l, "  source update 20/20"):
+			kinds = append(kinds, "source-done")
+		case strings.HasPrefix(l, "  source update"):
+			kinds = append(kinds, "source")
+		case strings.HasPrefix(l, "rspo: training the PRM"):
+			kinds = append(kinds, "prm")
+		case strings.HasPrefix(l, "  PRM epoch 25:"):
+			kinds = append(kinds, "prm-done")
+		case strings.HasPrefix(l, "  PRM epoch"):
+			kinds = append(kinds, "epoch")
+		case strings.HasPrefix(l, "update 1/2"):
+			kinds = append(kinds, "update")
+		default:
+			t.Errorf("unexpected line %q", l)
+		}
+	}
+	want := []string{"run", "source", "source-done", "run", "source", "source-done", "run",
+		"prm", "epoch", "epoch", "prm-done", "source", "source-done", "prm", "epoch", "epoch", "prm-done", "update"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("lines\n%s\nread as %v, want %v", b.String(), kinds, want)
 	}
 }

@@ -194,39 +194,9 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	if note := presetNote(o); note != "" {
 		fmt.Fprintln(stderr, note)
 	}
-	pr := newProgress(stderr)
-	var src *progress // the source run in hand, until the run's own first report
-	endSource := func() {
-		if src != nil {
-			src.close()
-			src = nil
-		}
-	}
-	cfg.Progress = func(r learnersvc.Progress) { endSource(); pr.update(r) }
-	cfg.Phase = func(r learnersvc.Progress) { endSource(); pr.phase(r) }
-	cfg.OnSource = func(run string, i, n int) {
-		endSource()
-		fmt.Fprintln(stderr, sourceRunLine(cfg.SourceRuns[i-1], run, i, n))
-		src = newProgress(stderr)
-		src.every, src.prefix = sourceProgressEvery, "  source "
-	}
-	cfg.SourceProgress = func(r learnersvc.Progress) {
-		if src != nil {
-			src.update(r)
-		}
-	}
-	cfg.OnSourcePRM = func(n int) {
-		endSource()
-		fmt.Fprintf(stderr, "rspo: training the PRM on the source runs' %d trajectories (once: later runs on these source runs reuse it)\n", n)
-	}
-	cfg.OnPRMEpoch = func(p prm.EpochProgress) {
-		if line, ok := prmEpochLine(p); ok {
-			fmt.Fprintln(stderr, line)
-		}
-	}
+	done := reportProgress(stderr, &cfg)
 	sum, err := pipeline.Run(cmd.Context(), cfg)
-	endSource()
-	pr.close()
+	done()
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return interrupted{run: cfg.Learner.Run}
@@ -389,4 +359,52 @@ func prmEpochLine(p prm.EpochProgress) (string, bool) {
 		return line + fmt.Sprintf("; done, keeping epoch %d", p.BestEpoch), true
 	}
 	return line + fmt.Sprintf(" (stops after %d epochs without a better one)", p.Patience), true
+}
+
+// reportProgress sets cfg's hooks to report to w how the run goes: each
+// built-in source run's updates ("  source update …", every
+// sourceProgressEvery-th off a terminal), each source PRM's training
+// (prmEpochLine), then the run's own updates. Call the returned function
+// once the run has ended, to end the last bar's line.
+func reportProgress(w io.Writer, cfg *pipeline.Config) func() {
+	pr := newProgress(w)
+	var src *progress // the source run in hand, until the run's own first report
+	endSource := func() {
+		if src != nil {
+			src.close()
+			src = nil
+		}
+	}
+	startSource := func() {
+		src = newProgress(w)
+		src.every, src.prefix = sourceProgressEvery, "  source "
+	}
+	cfg.Progress = func(r learnersvc.Progress) { endSource(); pr.update(r) }
+	cfg.Phase = func(r learnersvc.Progress) { endSource(); pr.phase(r) }
+	cfg.OnSource = func(run string, i, n int) {
+		endSource()
+		fmt.Fprintln(w, sourceRunLine(cfg.SourceRuns[i-1], run, i, n))
+		startSource()
+	}
+	cfg.SourceProgress = func(r learnersvc.Progress) {
+		if src != nil {
+			src.update(r)
+		}
+	}
+	cfg.OnSourcePRM = func(n int) {
+		// The second source stage trains its PRM before its own updates:
+		// they report to a fresh source progress after the PRM's lines.
+		endSource()
+		startSource()
+		fmt.Fprintf(w, "rspo: training the PRM on the source runs' %d trajectories (once: later runs on these source runs reuse it)\n", n)
+	}
+	cfg.OnPRMEpoch = func(p prm.EpochProgress) {
+		if line, ok := prmEpochLine(p); ok {
+			fmt.Fprintln(w, line)
+		}
+	}
+	return func() {
+		endSource()
+		pr.close()
+	}
 }
