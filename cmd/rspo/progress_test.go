@@ -165,26 +165,19 @@ func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 	cfg.Phase(learnersvc.Progress{Phase: learnersvc.PhaseExploring, Updates: 2})
 	cfg.Progress(learnersvc.Progress{Update: 1, Updates: 2, EvalSuccess: -1})
 	done()
+	// Each line's kind, by the first prefix it has (the more specific first).
+	prefixes := []struct{ prefix, kind string }{
+		{"rspo: PRM source run", "run"}, {"  source update 20/20", "source-done"}, {"  source update", "source"},
+		{"rspo: training the PRM", "prm"}, {"  PRM epoch 25:", "prm-done"}, {"  PRM epoch", "epoch"}, {"update 1/2", "update"},
+	}
 	var kinds []string
 	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-		switch {
-		case strings.HasPrefix(l, "rspo: PRM source run"):
-			kinds = append(kinds, "run")
-		case strings.HasPrefix(l, "  source update 20/20"):
-			kinds = append(kinds, "source-done")
-		case strings.HasPrefix(l, "  source update"):
-			kinds = append(kinds, "source")
-		case strings.HasPrefix(l, "rspo: training the PRM"):
-			kinds = append(kinds, "prm")
-		case strings.HasPrefix(l, "  PRM epoch 25:"):
-			kinds = append(kinds, "prm-done")
-		case strings.HasPrefix(l, "  PRM epoch"):
-			kinds = append(kinds, "epoch")
-		case strings.HasPrefix(l, "update 1/2"):
-			kinds = append(kinds, "update")
-		default:
+		i := slices.IndexFunc(prefixes, func(p struct{ prefix, kind string }) bool { return strings.HasPrefix(l, p.prefix) })
+		if i < 0 {
 			t.Errorf("unexpected line %q", l)
+			continue
 		}
+		kinds = append(kinds, prefixes[i].kind)
 	}
 	want := []string{"run", "source", "source-done", "run", "source", "source-done", "run",
 		"prm", "epoch", "epoch", "prm-done", "source", "source-done", "prm", "epoch", "epoch", "prm-done", "update"}
