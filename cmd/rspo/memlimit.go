@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -58,7 +59,9 @@ func applyMemoryLimit(v string) error {
 		return fmt.Errorf("--memory-limit %q: %w", v, err)
 	}
 	memoryFloor.Store(n)
-	if n > 0 {
+	if n == 0 {
+		debug.SetMemoryLimit(math.MaxInt64) // off: the runtime's own default, no limit
+	} else {
 		fitMemoryLimit()
 		followerOnce.Do(func() {
 			go func() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -75,5 +76,23 @@ func TestMemoryLimitFollowsTheLiveHeap(t *testing.T) {
 	fitMemoryLimit()
 	if got := debug.SetMemoryLimit(-1); got >= 256<<20 {
 		t.Errorf("with the heap freed the limit stays at %d MiB, want it back near the %d MiB floor", got>>20, floor>>20)
+	}
+}
+
+// --memory-limit off lifts a limit an earlier command of the same process
+// set, and the follower leaves it lifted.
+func TestMemoryLimitOffLiftsTheLimit(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	if err := applyMemoryLimit("64MiB"); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyMemoryLimit("off"); err != nil {
+		t.Fatal(err)
+	}
+	fitMemoryLimit()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit %d after --memory-limit off, want none (%d)", got, int64(math.MaxInt64))
 	}
 }
