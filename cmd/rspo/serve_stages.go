@@ -164,6 +164,7 @@ func newServeLearnerCmd() *cobra.Command {
 	var pf policyFlags
 	var configFile string
 	var printConfig bool
+	var exploreTimeout, rolloutTimeout time.Duration
 	o := defaultRunOptions()
 	cmd := &cobra.Command{
 		Use:   "learner",
@@ -200,6 +201,12 @@ func newServeLearnerCmd() *cobra.Command {
 			if pc.Policy, err = pf.config(cmd.Flags()); err != nil {
 				return err
 			}
+			for name, d := range map[string]time.Duration{"explore-timeout": exploreTimeout, "rollout-timeout": rolloutTimeout} {
+				if d <= 0 {
+					return fmt.Errorf("--%s %v: give a positive duration", name, d)
+				}
+			}
+			pc.Learner.ExploreTimeout, pc.Learner.RolloutTimeout = exploreTimeout, rolloutTimeout
 			pr := newProgress(cmd.ErrOrStderr())
 			pc.Progress, pc.Phase = pr.update, pr.phase
 			err = serveStage(cmd, nf, pipeline.StageLearner, pc)
@@ -217,6 +224,9 @@ func newServeLearnerCmd() *cobra.Command {
 	registerRunFlags(fs, &o)
 	fs.StringVar(&configFile, "config", "", configUsage)
 	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit")
+	fs.DurationVar(&exploreTimeout, "explore-timeout", 10*time.Minute,
+		"how long to wait for a cycle's explorers and for the buffer to hold their records before training on what it holds (the cycle is then reported short of its exploration)")
+	fs.DurationVar(&rolloutTimeout, "rollout-timeout", 10*time.Minute, "how long to wait for an update's on-policy rollouts from the actors before the update fails")
 	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
 	pf.register(fs) // the learner's evaluations play as the actors do
 	nf.register(fs)
@@ -236,7 +246,13 @@ func printLearnerResult(cmd *cobra.Command, nf natsFlags, run string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "run %s: %d updates, policy version %d, %d environment steps\n",
-		run, cp.Update, cp.Version, cp.EnvStepsActor+cp.EnvStepsExplorer)
+	if _, err = fmt.Fprintf(cmd.OutOrStdout(), "run %s: %d updates, policy version %d, %d environment steps\n",
+		run, cp.Update, cp.Version, cp.EnvStepsActor+cp.EnvStepsExplorer); err != nil {
+		return err
+	}
+	if n := len(cp.ShortCycles); n > 0 {
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "  warning: %d of its cycles (%s) trained without all their exploration: no explorer answered, or the buffer did not hold their records, within --explore-timeout\n",
+			n, joinInts(cp.ShortCycles))
+	}
 	return err
 }

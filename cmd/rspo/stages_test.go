@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,4 +216,37 @@ func TestLearnerKilledMidRunResumes(t *testing.T) {
 		t.Fatalf("restarted learner: %v\n%s", err, out)
 	}
 	c.checkFinished(4)
+}
+
+// A learner served without explorers trains on what the buffer holds once
+// --explore-timeout passes, and its result says which cycles went short.
+func TestServedLearnerReportsCyclesShortOfExploration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs stages as processes; skipped with -short")
+	}
+	bin := buildRSPO(t)
+	e, _, ctx := testBus(t, "short-cycles-test", 4*time.Minute)
+	dir, run := t.TempDir(), "short"
+	for _, stage := range [][]string{{"actor", "--parallel", "2"}, {"swapper"}, {"buffer", "--data", filepath.Join(dir, "buffer")}} {
+		args := append([]string{"serve", stage[0], "--nats", e.ClientURL(), "--run", run}, stage[1:]...)
+		newProc(t, bin, filepath.Join(dir, stage[0]+".log"), args...)
+	}
+	c := &stageCluster{t: t, bin: bin, url: e.ClientURL(), run: run, dir: dir, ctx: ctx}
+	args := append(c.learnerArgs(2), "--explore-timeout", "2s")
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("learner: %v\n%s", err, out)
+	}
+	if want := "warning: 1 of its cycles (0) trained without all their exploration"; !strings.Contains(string(out), want) {
+		t.Errorf("learner output lacks %q:\n%s", want, out)
+	}
+}
+
+func TestServedLearnerRefusesNonPositiveTimeouts(t *testing.T) {
+	for _, flag := range []string{"--explore-timeout", "--rollout-timeout"} {
+		_, _, err := runRspo(testContext(t), "serve", "learner", "--run", "x", "--nats", "nats://127.0.0.1:1", flag, "0s")
+		if err == nil || !strings.Contains(err.Error(), flag+" 0s: give a positive duration") {
+			t.Errorf("%s 0s: got %v, want it refused before connecting", flag, err)
+		}
+	}
 }
