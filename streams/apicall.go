@@ -61,8 +61,9 @@ func unanswered(err error) bool {
 
 // OrderedConsumer creates an ordered consumer as js.OrderedConsumer does,
 // each try bounded by APIRequestTimeout and retried while unanswered
-// (callAPI: until ctx ends or APIRetryBudget runs out). Use it for every ordered consumer created under a
-// context that lives longer than one request.
+// (callAPI: until ctx ends or APIRetryBudget runs out). Use it for every
+// ordered consumer created under a context that lives longer than one
+// request.
 func OrderedConsumer(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
 	return callAPI(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
 		return js.OrderedConsumer(ctx, stream, cfg)

@@ -239,10 +239,7 @@ func modeText(o runOptions) string {
 func printSummary(w io.Writer, s pipeline.Summary) error {
 	fmt.Fprintf(w, "run %s finished: %d updates, %d environment steps (actors %d, explorers %d), %.1fs, peak memory %.0f MiB\n",
 		s.Run, s.Updates, s.EnvSteps, s.EnvStepsActor, s.EnvStepsExplorer, s.WallSeconds, float64(s.PeakRSSBytes)/(1<<20))
-	if n := len(s.ShortCycles); n > 0 {
-		fmt.Fprintf(w, "  warning: %d of its cycles (%s) trained without all their exploration: the learner stopped waiting for explorers or the buffer (its log says which), so their updates sampled a short buffer\n",
-			n, joinInts(s.ShortCycles))
-	}
+	fmt.Fprint(w, shortCyclesWarning(s.ShortCycles, "the learner stopped waiting for explorers or the buffer (its log says which), so their updates sampled a short buffer"))
 	if s.EnvStepsSource > 0 {
 		fmt.Fprintf(w, "  the PRM's source runs took %d environment steps more: %d in all\n", s.EnvStepsSource, s.EnvSteps+s.EnvStepsSource)
 	}
@@ -330,13 +327,18 @@ func envOptionsText(opts map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// joinInts lists xs separated by commas.
-func joinInts(xs []int64) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.FormatInt(x, 10)
+// shortCyclesWarning is the line that warns of a run's cycles trained
+// without all their exploration (learnersvc.Checkpoint.ShortCycles),
+// saying why; empty when there are none.
+func shortCyclesWarning(cycles []int64, why string) string {
+	if len(cycles) == 0 {
+		return ""
 	}
-	return strings.Join(parts, ", ")
+	parts := make([]string, len(cycles))
+	for i, c := range cycles {
+		parts[i] = strconv.FormatInt(c, 10)
+	}
+	return fmt.Sprintf("  warning: %d of its cycles (%s) trained without all their exploration: %s\n", len(cycles), strings.Join(parts, ", "), why)
 }
 
 // sourceProgressEvery is how often a source run's update is printed as a

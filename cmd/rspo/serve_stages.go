@@ -201,9 +201,12 @@ func newServeLearnerCmd() *cobra.Command {
 			if pc.Policy, err = pf.config(cmd.Flags()); err != nil {
 				return err
 			}
-			for name, d := range map[string]time.Duration{"explore-timeout": exploreTimeout, "rollout-timeout": rolloutTimeout} {
-				if d <= 0 {
-					return fmt.Errorf("--%s %v: give a positive duration", name, d)
+			for _, f := range []struct {
+				name string
+				d    time.Duration
+			}{{"explore-timeout", exploreTimeout}, {"rollout-timeout", rolloutTimeout}} {
+				if f.d <= 0 {
+					return fmt.Errorf("--%s %v: give a positive duration", f.name, f.d)
 				}
 			}
 			pc.Learner.ExploreTimeout, pc.Learner.RolloutTimeout = exploreTimeout, rolloutTimeout
@@ -250,9 +253,7 @@ func printLearnerResult(cmd *cobra.Command, nf natsFlags, run string) error {
 		run, cp.Update, cp.Version, cp.EnvStepsActor+cp.EnvStepsExplorer); err != nil {
 		return err
 	}
-	if n := len(cp.ShortCycles); n > 0 {
-		_, err = fmt.Fprintf(cmd.OutOrStdout(), "  warning: %d of its cycles (%s) trained without all their exploration: no explorer answered, or the buffer did not hold their records, within --explore-timeout\n",
-			n, joinInts(cp.ShortCycles))
-	}
+	_, err = fmt.Fprint(cmd.OutOrStdout(), shortCyclesWarning(cp.ShortCycles,
+		"no explorer answered, or the buffer did not hold their records, within --explore-timeout"))
 	return err
 }
