@@ -119,7 +119,7 @@ func (r *Runner) runJob(ctx context.Context, s *Suite, j Job) error {
 	if err != nil {
 		return err
 	}
-	cfg.Logger = r.logger()
+	cfg.Logger, cfg.Revision = r.logger(), r.Revision
 	shared, err := r.seedSources(ctx, j, cfg)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,13 +21,17 @@ type runCost struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	// PeakRSSBytes is the highest peak resident memory of those processes.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Revisions are the code revisions of those processes (Config.Revision),
+	// each once, in the order they first ran it; a process that knew none
+	// adds nothing.
+	Revisions []string `json:"revisions,omitempty"`
 }
 
 func costKey(run string) string { return streams.StateKey(run, "pipeline", "cost") }
 
-// addCost adds wall and a process's peak memory to run's recorded cost and
-// returns the new total.
-func addCost(ctx context.Context, js jetstream.JetStream, run string, wall time.Duration, peak int64) (runCost, error) {
+// addCost adds wall, a process's peak memory and its code revision (if
+// known) to run's recorded cost and returns the new total.
+func addCost(ctx context.Context, js jetstream.JetStream, run, revision string, wall time.Duration, peak int64) (runCost, error) {
 	kv, err := streams.State(ctx, js)
 	if err != nil {
 		return runCost{}, err
@@ -44,7 +49,10 @@ func addCost(ctx context.Context, js jetstream.JetStream, run string, wall time.
 	}
 	c.WallSeconds += wall.Seconds()
 	c.PeakRSSBytes = max(c.PeakRSSBytes, peak)
-	b, _ := json.Marshal(c) // two numbers
+	if revision != "" && !slices.Contains(c.Revisions, revision) {
+		c.Revisions = append(c.Revisions, revision)
+	}
+	b, _ := json.Marshal(c) // numbers and strings
 	if entry == nil {
 		_, err = kv.Create(ctx, costKey(run), b)
 	} else {

@@ -99,6 +99,17 @@ type Config struct {
 	SourceRuns  []Config
 	OnSource    func(run string, i, n int)
 	OnSourcePRM func(trajectories int)
+	// OnStaleSource, if set, is told of each built-in source run that an
+	// earlier process recorded with code other than Revision (recordedBy
+	// lists the revisions that ran it; empty when none was recorded): it
+	// is reused as recorded, so a change of the code since (a new state
+	// key, another featurizer) does not reach the PRM this run trains on.
+	// It is not called when Revision is empty.
+	OnStaleSource func(run string, recordedBy []string)
+	// Revision names the code that runs (the VCS revision rspo was built
+	// from); it is recorded with the run's cost (Summary.Revisions), and
+	// the built-in source runs are given it too. Empty: unrecorded.
+	Revision string
 	// OnPRMEpoch, if set, hears every epoch of that training (also a
 	// built-in source run's own, the second stage's), and SourceProgress
 	// every update of the built-in source runs: without them a first run
@@ -176,6 +187,9 @@ type Summary struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	// PeakRSSBytes is the highest peak resident memory of those processes.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Revisions are the code revisions of those processes that knew
+	// theirs (Config.Revision), each once.
+	Revisions []string `json:"revisions,omitempty"`
 	// ReportDir is where the report files were written.
 	ReportDir string `json:"report_dir"`
 	// Config is the run's effective configuration, every default filled in
@@ -252,7 +266,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	recorded = true
-	cost, err := addCost(context.WithoutCancel(ctx), js, cfg.run(), time.Since(start), peakRSS())
+	cost, err := addCost(context.WithoutCancel(ctx), js, cfg.run(), cfg.Revision, time.Since(start), peakRSS())
 	if err != nil {
 		return Summary{}, err
 	}
@@ -262,7 +276,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 // recordCost adds this Run's time since start and peak memory to the
 // run's recorded cost, logging a failure: the run's own error matters more.
 func (c Config) recordCost(ctx context.Context, js jetstream.JetStream, start time.Time) {
-	if _, err := addCost(context.WithoutCancel(ctx), js, c.run(), time.Since(start), peakRSS()); err != nil {
+	if _, err := addCost(context.WithoutCancel(ctx), js, c.run(), c.Revision, time.Since(start), peakRSS()); err != nil {
 		c.Logger.Warn("pipeline: run cost not recorded", "run", c.run(), "err", err)
 	}
 }
@@ -389,7 +403,7 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	lc := cfg.Learner.WithDefaults()
 	sum := Summary{Run: lc.Run, Env: lc.Env, Algo: string(lc.Trainer.Algo), RSPO: lc.RSPO, Dense: lc.DenseOnly,
 		Updates: cp.Update, Seed: lc.Seed, EnvStepsActor: cp.EnvStepsActor, EnvStepsExplorer: cp.EnvStepsExplorer, ShortCycles: cp.ShortCycles,
-		EnvSteps: cp.EnvStepsActor + cp.EnvStepsExplorer, WallSeconds: cost.WallSeconds, PeakRSSBytes: cost.PeakRSSBytes,
+		EnvSteps: cp.EnvStepsActor + cp.EnvStepsExplorer, WallSeconds: cost.WallSeconds, PeakRSSBytes: cost.PeakRSSBytes, Revisions: cost.Revisions,
 		ReportDir: filepath.Join(cfg.DataDir, lc.Run, "report")}
 	if lc.RSPO {
 		sum.Explore = string(lc.Explorer)

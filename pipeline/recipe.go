@@ -181,14 +181,18 @@ func runSources(ctx context.Context, cfg Config) error {
 	if len(cfg.SourceRuns) == 0 {
 		return nil
 	}
-	if begun, err := hasCheckpoint(ctx, cfg); err != nil || begun {
+	begun, stale, err := sourceState(ctx, cfg)
+	if err != nil || begun {
 		return err
 	}
 	for i, sc := range cfg.SourceRuns {
 		sc.NATSURL, sc.Connect, sc.Logger, sc.SyncAlways, sc.Streams = cfg.NATSURL, cfg.Connect, cfg.Logger, cfg.SyncAlways, cfg.Streams
-		sc.OnSourcePRM, sc.OnPRMEpoch, sc.Progress = cfg.OnSourcePRM, cfg.OnPRMEpoch, cfg.SourceProgress
+		sc.OnSourcePRM, sc.OnPRMEpoch, sc.Progress, sc.Revision = cfg.OnSourcePRM, cfg.OnPRMEpoch, cfg.SourceProgress, cfg.Revision
 		if cfg.OnSource != nil {
 			cfg.OnSource(sc.run(), i+1, len(cfg.SourceRuns))
+		}
+		if revs, ok := stale[sc.run()]; ok && cfg.OnStaleSource != nil {
+			cfg.OnStaleSource(sc.run(), revs)
 		}
 		if _, err := Run(ctx, sc); err != nil {
 			return fmt.Errorf("pipeline: PRM source run %s: %w", sc.run(), err)
@@ -227,20 +231,45 @@ func PrepareSources(ctx context.Context, cfg Config) error {
 	return err
 }
 
-// hasCheckpoint says whether cfg's run has a checkpoint in its store. An
-// embedded server is started for the question and stopped again, so the
-// source runs can start theirs on the same store.
-func hasCheckpoint(ctx context.Context, cfg Config) (bool, error) {
+// sourceState says whether cfg's run has a checkpoint in its store and,
+// when cfg knows its revision, which of its built-in source runs an
+// earlier process ran with other code: stale maps each to the
+// revisions that ran it (Config.OnStaleSource). An embedded server is
+// started for the questions and stopped again, so the source runs can
+// start theirs on the same store.
+func sourceState(ctx context.Context, cfg Config) (begun bool, stale map[string][]string, err error) {
 	_, js, shutdown, err := connect(ctx, cfg)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	defer shutdown()
-	_, ok, err := learnersvc.LoadCheckpoint(ctx, js, cfg.run())
+	_, begun, err = learnersvc.LoadCheckpoint(ctx, js, cfg.run())
 	if errors.Is(err, jetstream.ErrBucketNotFound) { // a fresh store: no run has begun
-		return false, nil
+		return false, nil, nil
 	}
-	return ok, err
+	if err != nil || begun || cfg.Revision == "" {
+		return begun, nil, err
+	}
+	stale = map[string][]string{}
+	for _, sc := range cfg.SourceRuns {
+		_, started, err := learnersvc.LoadCheckpoint(ctx, js, sc.run())
+		if err != nil || !started {
+			if err != nil {
+				return false, nil, err
+			}
+			continue
+		}
+		cost, err := readCost(ctx, js, sc.run())
+		if err != nil {
+			return false, nil, err
+		}
+		// Any other revision counts, even beside this one: a later Run of a
+		// finished run records its revision but none of its trajectories.
+		if len(cost.Revisions) == 0 || slices.ContainsFunc(cost.Revisions, func(r string) bool { return r != cfg.Revision }) {
+			stale[sc.run()] = cost.Revisions
+		}
+	}
+	return false, stale, nil
 }
 
 // sourceSteps adds up the environment steps of the source runs, and of

@@ -66,6 +66,9 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	first := target("tilted1")
 	var trainings []int // PRM trainings announced, on how many trajectories
 	first.OnSourcePRM = func(n int) { trainings = append(trainings, n) }
+	stale := map[string][]string{} // source runs reused from other code, by whom
+	first.OnStaleSource = func(run string, by []string) { stale[run] = by }
+	first.Revision = "rev-a"
 	epochs, sourceUpdates := 0, 0
 	first.OnPRMEpoch = func(prm.EpochProgress) { epochs++ }
 	first.SourceProgress = func(learnersvc.Progress) { sourceUpdates++ }
@@ -110,11 +113,23 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	if n := m.Info.TrainTrajectories + m.Info.Heldout; m.Info.Target != "step" || !m.Info.Trained || n != announced {
 		t.Errorf("PRM %+v: want a step-target PRM trained on the source runs' %d trajectories (got %d)", m.Info, announced, n)
 	}
+	if len(stale) > 0 || !slices.Equal(sum.Revisions, []string{"rev-a"}) {
+		t.Errorf("first run: stale source runs %v, revisions %v; want none and [rev-a]", stale, sum.Revisions)
+	}
+	// A second run by other code reuses the source runs and says so.
 	second := target("tilted2")
-	second.OnSourcePRM = first.OnSourcePRM
+	second.OnSourcePRM, second.OnStaleSource, second.Revision = first.OnSourcePRM, first.OnStaleSource, "rev-b"
 	sum2, err := Run(context.Background(), second)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(stale) != len(second.SourceRuns) || !slices.Equal(sum2.Revisions, []string{"rev-b"}) {
+		t.Errorf("second run: stale source runs %v, revisions %v; want all %d recorded by [rev-a], and [rev-b]", stale, sum2.Revisions, len(second.SourceRuns))
+	}
+	for run, by := range stale {
+		if !slices.Equal(by, []string{"rev-a"}) {
+			t.Errorf("source run %s said to be recorded by %v, want [rev-a]", run, by)
+		}
 	}
 	if len(trainings) != 2 {
 		t.Errorf("PRM trainings announced %v over a run that trains them and one that reuses them, want the first run's 2", trainings)
@@ -298,13 +313,13 @@ func TestSourceRunsNeedAnEasierSetting(t *testing.T) {
 
 // On a fresh store, where not even the state bucket exists yet, no run
 // has begun: the source runs are to be recorded, not an error reported.
-func TestHasCheckpointOnAFreshStore(t *testing.T) {
+func TestSourceStateOnAFreshStore(t *testing.T) {
 	s := streamstest.RunServer(t)
-	cfg := Config{NATSURL: s.ClientURL()}
-	cfg.Learner.Run = "fresh"
-	begun, err := hasCheckpoint(context.Background(), cfg)
-	if err != nil || begun {
-		t.Errorf("fresh store: begun %v, err %v; want false and no error", begun, err)
+	cfg := Config{NATSURL: s.ClientURL(), Revision: "abc", SourceRuns: []Config{{}}}
+	cfg.Learner.Run, cfg.SourceRuns[0].Learner.Run = "fresh", "source"
+	begun, stale, err := sourceState(context.Background(), cfg)
+	if err != nil || begun || len(stale) > 0 {
+		t.Errorf("fresh store: begun %v, stale source runs %v, err %v; want false, none and no error", begun, stale, err)
 	}
 }
 

@@ -155,6 +155,7 @@ func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 	cfg.OnSource("s1", 1, 3)
 	updates(20)
 	cfg.OnSource("s2", 2, 3)
+	cfg.OnStaleSource("s2", []string{"0123456789abcdef0123"})
 	updates(20)
 	cfg.OnSource("s3", 3, 3)
 	cfg.OnSourcePRM(64)
@@ -168,7 +169,7 @@ func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 	// Each line's kind, by the first prefix it has (the more specific first).
 	prefixes := []struct{ prefix, kind string }{
 		{"rspo: PRM source run", "run"}, {"  source update 20/20", "source-done"}, {"  source update", "source"},
-		{"rspo: training the PRM", "prm"}, {"  PRM epoch 25:", "prm-done"}, {"  PRM epoch", "epoch"}, {"update 1/2", "update"},
+		{"rspo: warning: this source run was recorded by rspo 0123456789ab, not by this build", "stale"}, {"rspo: training the PRM", "prm"}, {"  PRM epoch 25:", "prm-done"}, {"  PRM epoch", "epoch"}, {"update 1/2", "update"},
 	}
 	var kinds []string
 	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
@@ -179,9 +180,26 @@ func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 		}
 		kinds = append(kinds, prefixes[i].kind)
 	}
-	want := []string{"run", "source", "source-done", "run", "source", "source-done", "run",
+	want := []string{"run", "source", "source-done", "run", "stale", "source", "source-done", "run",
 		"prm", "epoch", "epoch", "prm-done", "source", "source-done", "prm", "epoch", "epoch", "prm-done", "update"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("lines\n%s\nread as %v, want %v", b.String(), kinds, want)
+	}
+}
+
+// The warning for a source run recorded by other code names its
+// revisions, short, and says how to record it again.
+func TestStaleSourceLine(t *testing.T) {
+	for _, c := range []struct {
+		by   []string
+		want string
+	}{
+		{[]string{"aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb-modified"}, "recorded by rspo aaaaaaaaaaaa, bbbbbbbbbbbb-modified, not by this build (cccccccccccc)"},
+		{nil, "recorded by an rspo that did not record its revision, not by this build (cccccccccccc)"},
+	} {
+		line := staleSourceLine("cccccccccccccccccccc", c.by)
+		if !strings.Contains(line, c.want) || !strings.Contains(line, "give --data a new directory") {
+			t.Errorf("recorded by %v: %q, want it to say %q and how to record them again", c.by, line, c.want)
+		}
 	}
 }

@@ -169,7 +169,7 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	if nf.url != "" {
 		cfg.NATSURL, cfg.Connect = nf.url, nf.options("rspo-run")
 	}
-	cfg.SyncAlways, cfg.Policy = out.syncAlways, out.policy
+	cfg.SyncAlways, cfg.Policy, cfg.Revision = out.syncAlways, out.policy, codeRevision()
 	if err := nf.applyReplicas(&cfg); err != nil {
 		return err
 	}
@@ -222,6 +222,34 @@ func sourceRunLine(src pipeline.Config, run string, i, n int) string {
 	}
 	return fmt.Sprintf("rspo: PRM source run %d of %d: %s (%s, %d updates, on %s; trained once, reused by later runs)",
 		i, n, run, what, src.Learner.Updates, envOptionsText(src.Learner.EnvOptions))
+}
+
+// staleSourceLine warns that the source run just named was recorded by
+// rspo of other revisions (by; none recorded: from before rspo recorded
+// them) than this one's, rev, and says how to record it again.
+func staleSourceLine(rev string, by []string) string {
+	was := "an rspo that did not record its revision"
+	if len(by) > 0 {
+		short := make([]string, len(by))
+		for i, r := range by {
+			short[i] = shortRevision(r)
+		}
+		was = "rspo " + strings.Join(short, ", ")
+	}
+	return fmt.Sprintf("rspo: warning: this source run was recorded by %s, not by this build (%s): it is reused as recorded, and a change since does not reach it or its PRM; to record the source runs with this build, give --data a new directory", was, shortRevision(rev))
+}
+
+// shortRevision shortens a VCS revision to 12 digits, keeping a
+// "-modified" suffix.
+func shortRevision(r string) string {
+	hash, suffix, _ := strings.Cut(r, "-")
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	if suffix != "" {
+		return hash + "-" + suffix
+	}
+	return hash
 }
 
 func modeText(o runOptions) string {
@@ -387,6 +415,9 @@ func reportProgress(w io.Writer, cfg *pipeline.Config) func() {
 		endSource()
 		fmt.Fprintln(w, sourceRunLine(cfg.SourceRuns[i-1], run, i, n))
 		startSource()
+	}
+	cfg.OnStaleSource = func(run string, by []string) {
+		fmt.Fprintln(w, staleSourceLine(cfg.Revision, by))
 	}
 	cfg.SourceProgress = func(r learnersvc.Progress) {
 		if src != nil {

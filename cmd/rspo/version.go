@@ -75,3 +75,16 @@ func buildRevision() string {
 	}
 	return rev
 }
+
+// codeRevision names the code of this binary for the runs it records
+// (pipeline.Config.Revision): its VCS revision, else its module version
+// when installed as a released module, else "".
+func codeRevision() string {
+	if rev := buildRevision(); rev != "" {
+		return rev
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return ""
+}
