@@ -22,8 +22,8 @@ type runCost struct {
 	// PeakRSSBytes is the highest peak resident memory of those processes.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// Revisions are the code revisions of those processes (Config.Revision),
-	// each once, in the order they first ran it; a process that knew none
-	// adds nothing.
+	// each once, in the order they first ran it; a process that knew none,
+	// or only reported a finished run, adds nothing.
 	Revisions []string `json:"revisions,omitempty"`
 }
 

@@ -188,7 +188,8 @@ type Summary struct {
 	// PeakRSSBytes is the highest peak resident memory of those processes.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// Revisions are the code revisions of those processes that knew
-	// theirs (Config.Revision), each once.
+	// theirs (Config.Revision) and trained (a Run of a finished run
+	// adds none), each once.
 	Revisions []string `json:"revisions,omitempty"`
 	// ReportDir is where the report files were written.
 	ReportDir string `json:"report_dir"`
@@ -254,6 +255,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := cfg.prepareSourcePRM(ctx, js); err != nil {
 		return Summary{}, err
 	}
+	before, resumed, err := learnersvc.LoadCheckpoint(ctx, js, cfg.run())
+	if err != nil {
+		return Summary{}, err
+	}
 	all, err := cfg.Stages(bus)
 	if err != nil {
 		return Summary{}, err
@@ -266,7 +271,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	recorded = true
-	cost, err := addCost(context.WithoutCancel(ctx), js, cfg.run(), cfg.Revision, time.Since(start), peakRSS())
+	rev := cfg.Revision
+	if resumed && cp.Update == before.Update { // a finished run reported again: its code trained nothing
+		rev = ""
+	}
+	cost, err := addCost(context.WithoutCancel(ctx), js, cfg.run(), rev, time.Since(start), peakRSS())
 	if err != nil {
 		return Summary{}, err
 	}

@@ -263,8 +263,8 @@ func sourceState(ctx context.Context, cfg Config) (begun bool, stale map[string]
 		if err != nil {
 			return false, nil, err
 		}
-		// Any other revision counts, even beside this one: a later Run of a
-		// finished run records its revision but none of its trajectories.
+		// Any other revision counts, even beside this one (a run resumed
+		// by this code after other code recorded part of it).
 		if len(cost.Revisions) == 0 || slices.ContainsFunc(cost.Revisions, func(r string) bool { return r != cfg.Revision }) {
 			stale[sc.run()] = cost.Revisions
 		}

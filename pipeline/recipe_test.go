@@ -131,6 +131,17 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 			t.Errorf("source run %s said to be recorded by %v, want [rev-a]", run, by)
 		}
 	}
+	// The second run reported the finished source runs without training
+	// them: the code that recorded them finds them its own again.
+	clear(stale)
+	third := target("tilted3")
+	third.OnSourcePRM, third.OnStaleSource, third.Revision = first.OnSourcePRM, first.OnStaleSource, "rev-a"
+	if _, err := Run(context.Background(), third); err != nil {
+		t.Fatal(err)
+	}
+	if len(stale) > 0 {
+		t.Errorf("a third run by the source runs' own code: stale source runs %v, want none", stale)
+	}
 	if len(trainings) != 2 {
 		t.Errorf("PRM trainings announced %v over a run that trains them and one that reuses them, want the first run's 2", trainings)
 	}
