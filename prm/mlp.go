@@ -3,8 +3,8 @@ package prm
 import (
 	"math"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 )
 
 // The MLP head in batch form, on row-major float64 matrices: X holds n
@@ -31,7 +31,7 @@ func (m *Model) forwardRows(X []float64, n int, A, r []float64) {
 	}
 	w1, b1, w2, b2 := m.views()
 	h := m.hidden
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(X, n, m.dim), general(w1, h, m.dim), 0, general(A, n, h))
+	hiddenSums(A, X, w1, n, h, m.dim)
 	for i := range n {
 		row := A[i*h : (i+1)*h]
 		z := *b2
@@ -40,6 +40,33 @@ func (m *Model) forwardRows(X []float64, n int, A, r []float64) {
 			z += w2[j] * row[j]
 		}
 		r[i] = math.Tanh(z)
+	}
+}
+
+// hiddenSums sets A (n×h) to X W1ᵀ for the n rows of X (n×dim) and W1
+// (h×dim), in one goroutine, with the arithmetic of blas64.Gemm(NoTrans,
+// Trans) on them (so the same bits): each entry is a dot product of the
+// whole rows, or, for a product gonum splits into 64×64 blocks
+// (gemmBlocked), the sum of the dot products of their 64-long pieces, in
+// order. Gonum would spread a large product over goroutines, and on a
+// batch of a few hundred rows their start and wake-up cost more than the
+// work.
+func hiddenSums(A, X, W1 []float64, n, h, dim int) {
+	piece := dim
+	if gemmBlocked(n, h) {
+		piece = 64
+	}
+	for i := range n {
+		x := X[i*dim : (i+1)*dim]
+		for j := range h {
+			w := W1[j*dim : (j+1)*dim]
+			var c float64
+			for lo := 0; lo < dim; lo += piece {
+				hi := min(lo+piece, dim)
+				c += floats.Dot(x[lo:hi], w[lo:hi])
+			}
+			A[i*h+j] = c
+		}
 	}
 }
 
@@ -64,7 +91,24 @@ func (m *Model) backwardRows(X []float64, n int, A, r, g, grad []float64) {
 		}
 	}
 	grad[len(grad)-1] = gb2
-	if n > 0 {
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(A, n, h), general(X, n, m.dim), 0, general(gw1, h, m.dim))
+	outerSum(gw1, A, X, n, h, m.dim)
+}
+
+// outerSum sets G (h×dim) to Σ_l A_lᵀ X_l over the n rows of A (n×h) and
+// X (n×dim) with the arithmetic of blas64.Gemm(Trans, NoTrans) on them (so
+// the same bits): every entry summed row by row, in order, skipping zero
+// entries of A. It runs in one goroutine, in whole rows rather than
+// gonum's 64-column blocks, each handed to a goroutine of its own, whose
+// start and wake-up cost more than the work on a batch of a few hundred
+// rows.
+func outerSum(G, A, X []float64, n, h, dim int) {
+	clear(G[:h*dim])
+	for l := range n {
+		x := blas64.Vector{N: dim, Inc: 1, Data: X[l*dim : (l+1)*dim]}
+		for i, a := range A[l*h : (l+1)*h] {
+			if a != 0 {
+				blas64.Axpy(a, x, blas64.Vector{N: dim, Inc: 1, Data: G[i*dim : (i+1)*dim]})
+			}
+		}
 	}
 }
