@@ -27,8 +27,10 @@ const SourcePRMSeed = 1
 // sourcePRMFormat is part of a source PRM's provenance: bump it whenever
 // the same sources, featurizer, target and seed would train another model
 // (other training defaults, a changed trainer), so that no run reuses a
-// snapshot the code would no longer train.
-const sourcePRMFormat = 1
+// snapshot the code would no longer train. 2: the source runs' trajectories
+// are read in their ids' order (prmsvc.Collect), not the order an
+// explorer's records happened to arrive in.
+const sourcePRMFormat = 2
 
 // sourcePRMPrefix is the object name prefix of the stored source PRMs in
 // streams.BucketPRM; the name goes on with the provenance's hash.

@@ -1,8 +1,11 @@
 package prmsvc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -44,8 +47,15 @@ type CollectStats struct {
 }
 
 // Collect replays the sources' subjects (streams.Replay) and returns their
-// trajectories in order, each id once. Messages that do not decode are
-// counted and skipped. Errors: invalid sources, or Replay's errors.
+// trajectories, each id once: source by source and subject by subject, and
+// within one subject of one source in the natural order of their ids
+// (NaturalCompare), the order their producers numbered them, not the order
+// they reached the stream. An actor publishes in that order, so its
+// trajectories come back as recorded; an explorer's parallel rollouts
+// reach the swapper, and the stream, in an order that varies from run to
+// run, and a PRM trained on them in arrival order varied with it.
+// Messages that do not decode are counted and skipped. Errors: invalid
+// sources, or Replay's errors.
 func Collect(ctx context.Context, js jetstream.JetStream, sources []Source) ([]*schemas.Trajectory, CollectStats, error) {
 	if len(sources) == 0 {
 		return nil, CollectStats{}, fmt.Errorf("%w: no source runs", ErrInvalidConfig)
@@ -59,6 +69,7 @@ func Collect(ctx context.Context, js jetstream.JetStream, sources []Source) ([]*
 			subjects = DefaultSubjects
 		}
 		for _, subj := range subjects {
+			first := len(out)
 			o := streams.ReplayOptions{Run: src.Run, Subject: subj, FromSeq: src.FromSeq}
 			err := streams.Replay(ctx, js, o, func(m streams.Message) error {
 				st.LastSeq[src.Run+"/"+string(subj)] = m.Seq
@@ -76,6 +87,7 @@ func Collect(ctx context.Context, js jetstream.JetStream, sources []Source) ([]*
 			if err != nil {
 				return nil, st, fmt.Errorf("prmsvc: collect %s %s: %w", src.Run, subj, err)
 			}
+			slices.SortStableFunc(out[first:], func(a, b *schemas.Trajectory) int { return NaturalCompare(a.ID, b.ID) })
 		}
 	}
 	st.Trajectories = len(out)
@@ -86,3 +98,46 @@ func Collect(ctx context.Context, js jetstream.JetStream, sources []Source) ([]*
 	}
 	return out, st, nil
 }
+
+// NaturalCompare orders two trajectory ids as their producers number them:
+// runs of digits compare as numbers ("c2-tilt.9" before "c2-tilt.10",
+// "u9-v9-0" before "u10-v10-0"), the rest byte by byte. Of two equal
+// numbers the one with more leading zeros comes after, so ids that differ
+// never compare equal. It returns -1, 0 or +1.
+func NaturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		ca, ra := naturalChunk(a)
+		cb, rb := naturalChunk(b)
+		if c := compareChunk(ca, cb); c != 0 {
+			return c
+		}
+		a, b = ra, rb
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// naturalChunk splits s after its leading run of digits or of non-digits.
+func naturalChunk(s string) (chunk, rest string) {
+	digit := isDigit(s[0])
+	i := 1
+	for i < len(s) && isDigit(s[i]) == digit {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func compareChunk(a, b string) int {
+	if !isDigit(a[0]) || !isDigit(b[0]) {
+		return strings.Compare(a, b)
+	}
+	ta, tb := strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if c := cmp.Compare(len(ta), len(tb)); c != 0 { // more digits: a larger number
+		return c
+	}
+	if c := strings.Compare(ta, tb); c != 0 {
+		return c
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -2,6 +2,9 @@ package prmsvc
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -99,4 +102,97 @@ func TestCollectErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An explorer's records reach the stream in an order that varies from run
+// to run; Collect returns them in the order their ids number them, the
+// same whatever the arrival, and an actor's in the order recorded.
+func TestCollectOrderDoesNotDependOnArrival(t *testing.T) {
+	ctx := testContext(t)
+	var onPolicy, explored []*schemas.Trajectory
+	for u := range 12 { // updates 0..11: "u10" after "u9"
+		for seq := range 3 {
+			onPolicy = append(onPolicy, labelled(schemas.TrajectoryID("run", schemas.SourceOnPolicy, fmt.Sprintf("u%d-v%d-0", u, u), uint64(seq)), schemas.SourceOnPolicy))
+		}
+	}
+	for c := range 11 {
+		for seq := range 12 {
+			explored = append(explored, labelled(schemas.TrajectoryID("run", schemas.SourceExplore, fmt.Sprintf("c%d-tilt", c), uint64(seq)), schemas.SourceExplore))
+		}
+	}
+	collect := func(arrival []*schemas.Trajectory) []string {
+		_, js := streamstest.Connect(t, streamstest.RunServer(t))
+		for _, tr := range onPolicy {
+			if _, err := streams.PublishTrajectory(ctx, js, tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tr := range arrival {
+			if _, err := streams.PublishSwapped(ctx, js, tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		trajs, _, err := Collect(ctx, js, []Source{{Run: "run"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(trajs))
+		for i, tr := range trajs {
+			ids[i] = tr.ID
+		}
+		return ids
+	}
+	var want []string
+	for _, tr := range append(slices.Clone(onPolicy), explored...) {
+		want = append(want, tr.ID)
+	}
+	shuffled := slices.Clone(explored)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for name, arrival := range map[string][]*schemas.Trajectory{"in order": explored, "shuffled": shuffled} {
+		if got := collect(arrival); !slices.Equal(got, want) {
+			t.Errorf("explorer records arriving %s: collected\n%v\nwant\n%v", name, got, want)
+		}
+	}
+}
+
+// labelled is a one-step trajectory with the given id and source.
+func labelled(id string, source schemas.Source) *schemas.Trajectory {
+	return &schemas.Trajectory{ID: id, Run: "run", Source: source, Swapped: source == schemas.SourceExplore, Env: "synthetic",
+		Instruction: "press", Steps: []schemas.Step{{Observation: "a button", Action: "press", Admissible: []string{"press"}, NumAdmissible: 1}}}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"r.explore.c2-tilt.9", "r.explore.c2-tilt.10", -1},
+		{"r.onpolicy.u9-v9-7.15", "r.onpolicy.u10-v10-0.0", -1},
+		{"r.onpolicy.u10-v10-0.0", "r.onpolicy.u10-v10-0.0", 0},
+		{"a", "a1", -1},
+		{"x01", "x1", 1}, // ids that differ never compare equal
+		{"b", "a9", 1},
+		{"9", "a", -1},
+	} {
+		if got := NaturalCompare(c.a, c.b); got != c.want {
+			t.Errorf("NaturalCompare(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := NaturalCompare(c.b, c.a); got != -c.want {
+			t.Errorf("NaturalCompare(%q, %q) = %d, want %d", c.b, c.a, got, -c.want)
+		}
+	}
+}
+
+// FuzzNaturalCompare: ids come from the stream, so from anyone; the order
+// must be antisymmetric and call only equal ids equal, whatever they hold.
+func FuzzNaturalCompare(f *testing.F) {
+	f.Add("r.explore.c2-tilt.9", "r.explore.c2-tilt.10")
+	f.Add("x007", "x7")
+	f.Add("", "0")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ab, ba := NaturalCompare(a, b), NaturalCompare(b, a)
+		if ab != -ba || (ab == 0) != (a == b) {
+			t.Errorf("NaturalCompare(%q, %q) = %d, reversed %d", a, b, ab, ba)
+		}
+	})
 }
