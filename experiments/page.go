@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rspo-dev/rspo/pipeline"
 )
 
 // PageOptions configure WritePage.
@@ -130,7 +132,7 @@ func writeProvenance(b *bytes.Buffer, res *SuiteResult) {
 	var known []string
 	for _, r := range res.Revisions {
 		if r != unrecordedRevision {
-			known = append(known, shortRevision(r))
+			known = append(known, pipeline.ShortRevision(r))
 		}
 	}
 	if len(known) > 0 {
@@ -162,19 +164,6 @@ func writeShortRuns(b *bytes.Buffer, res *SuiteResult) {
 	if len(short) > 0 {
 		fmt.Fprintf(b, "**Trained short of their exploration** (the learner stopped waiting for explorers or the buffer, so those cycles' updates sampled a short buffer): %s.\n\n", strings.Join(short, "; "))
 	}
-}
-
-// shortRevision shortens a commit hash to 12 digits, keeping a suffix
-// such as "-modified".
-func shortRevision(r string) string {
-	hash, suffix, _ := strings.Cut(r, "-")
-	if len(hash) > 12 {
-		hash = hash[:12]
-	}
-	if suffix != "" {
-		return hash + "-" + suffix
-	}
-	return hash
 }
 
 // NumRuns is how many finished runs the result holds.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -62,4 +63,17 @@ func addCost(ctx context.Context, js jetstream.JetStream, run, revision string, 
 		return runCost{}, fmt.Errorf("pipeline: record cost of run %s: %w", run, err)
 	}
 	return c, nil
+}
+
+// ShortRevision shortens a revision (Config.Revision) for people: a commit
+// hash to 12 digits, keeping a suffix such as "-modified".
+func ShortRevision(r string) string {
+	hash, suffix, _ := strings.Cut(r, "-")
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	if suffix != "" {
+		return hash + "-" + suffix
+	}
+	return hash
 }

@@ -232,24 +232,11 @@ func staleSourceLine(rev string, by []string) string {
 	if len(by) > 0 {
 		short := make([]string, len(by))
 		for i, r := range by {
-			short[i] = shortRevision(r)
+			short[i] = pipeline.ShortRevision(r)
 		}
 		was = "rspo " + strings.Join(short, ", ")
 	}
-	return fmt.Sprintf("rspo: warning: this source run was recorded by %s, not by this build (%s): it is reused as recorded, and a change since does not reach it or its PRM; to record the source runs with this build, give --data a new directory", was, shortRevision(rev))
-}
-
-// shortRevision shortens a VCS revision to 12 digits, keeping a
-// "-modified" suffix.
-func shortRevision(r string) string {
-	hash, suffix, _ := strings.Cut(r, "-")
-	if len(hash) > 12 {
-		hash = hash[:12]
-	}
-	if suffix != "" {
-		return hash + "-" + suffix
-	}
-	return hash
+	return fmt.Sprintf("rspo: warning: this source run was recorded by %s, not by this build (%s): it is reused as recorded, and a change since does not reach it or its PRM; to record the source runs with this build, give --data a new directory", was, pipeline.ShortRevision(rev))
 }
 
 func modeText(o runOptions) string {
