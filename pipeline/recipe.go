@@ -232,11 +232,10 @@ func PrepareSources(ctx context.Context, cfg Config) error {
 }
 
 // sourceState says whether cfg's run has a checkpoint in its store and,
-// when cfg knows its revision, which of its built-in source runs an
-// earlier process ran with other code: stale maps each to the
-// revisions that ran it (Config.OnStaleSource). An embedded server is
-// started for the questions and stopped again, so the source runs can
-// start theirs on the same store.
+// when it has none and cfg knows its revision, which of its built-in
+// source runs an earlier process ran with other code (staleSources). An
+// embedded server is started for the questions and stopped again, so the
+// source runs can start theirs on the same store.
 func sourceState(ctx context.Context, cfg Config) (begun bool, stale map[string][]string, err error) {
 	_, js, shutdown, err := connect(ctx, cfg)
 	if err != nil {
@@ -250,18 +249,26 @@ func sourceState(ctx context.Context, cfg Config) (begun bool, stale map[string]
 	if err != nil || begun || cfg.Revision == "" {
 		return begun, nil, err
 	}
-	stale = map[string][]string{}
+	stale, err = staleSources(ctx, js, cfg)
+	return false, stale, err
+}
+
+// staleSources maps each built-in source run of cfg that has begun and
+// was run by code other than cfg.Revision (or by code that did not say)
+// to the revisions that ran it (Config.OnStaleSource).
+func staleSources(ctx context.Context, js jetstream.JetStream, cfg Config) (map[string][]string, error) {
+	stale := map[string][]string{}
 	for _, sc := range cfg.SourceRuns {
 		_, started, err := learnersvc.LoadCheckpoint(ctx, js, sc.run())
-		if err != nil || !started {
-			if err != nil {
-				return false, nil, err
-			}
+		if err != nil {
+			return nil, err
+		}
+		if !started {
 			continue
 		}
 		cost, err := readCost(ctx, js, sc.run())
 		if err != nil {
-			return false, nil, err
+			return nil, err
 		}
 		// Any other revision counts, even beside this one (a run resumed
 		// by this code after other code recorded part of it).
@@ -269,7 +276,7 @@ func sourceState(ctx context.Context, cfg Config) (begun bool, stale map[string]
 			stale[sc.run()] = cost.Revisions
 		}
 	}
-	return false, stale, nil
+	return stale, nil
 }
 
 // sourceSteps adds up the environment steps of the source runs, and of
