@@ -77,3 +77,11 @@ func ShortRevision(r string) string {
 	}
 	return hash
 }
+
+// RunRevisions returns the code revisions recorded as having trained run
+// (Summary.Revisions), none for a run whose code did not record one or
+// that has not ended a Run yet.
+func RunRevisions(ctx context.Context, js jetstream.JetStream, run string) ([]string, error) {
+	c, err := readCost(ctx, js, run)
+	return c.Revisions, err
+}

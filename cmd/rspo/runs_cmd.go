@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/pipeline"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -26,8 +27,8 @@ func newRunsCmd() *cobra.Command {
 		Short: "List the runs on a server with their state",
 		Long: "List every run that has messages or a learner checkpoint on the server: its state\n" +
 			"(finished, stopped or running at update N, or no checkpoint yet), the updates done, the\n" +
-			"policy version, the environment steps and the messages stored. With --data it reads a\n" +
-			"store directly.",
+			"policy version, the environment steps, the messages stored and the rspo revisions that\n" +
+			"trained it (- when none was recorded). With --data it reads a store directly.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			js, closeFn, err := src.open(cmd.Context(), "rspo-runs")
@@ -52,6 +53,24 @@ type runInfo struct {
 	messages uint64
 	cp       *learnersvc.Checkpoint
 	cpErr    error
+	// revisions trained it (pipeline.RunRevisions); revErr if unreadable.
+	revisions []string
+	revErr    error
+}
+
+// code is what the CODE column shows of the revisions that trained the run.
+func (r runInfo) code() string {
+	switch {
+	case r.revErr != nil:
+		return "unreadable: " + r.revErr.Error()
+	case len(r.revisions) == 0:
+		return "-"
+	}
+	short := make([]string, len(r.revisions))
+	for i, rev := range r.revisions {
+		short[i] = pipeline.ShortRevision(rev)
+	}
+	return strings.Join(short, ",")
 }
 
 // state describes the run's progress from its learner checkpoint.
@@ -88,7 +107,11 @@ func listRuns(ctx context.Context, js jetstream.JetStream) ([]runInfo, error) {
 	}
 	out := make([]runInfo, 0, len(byName))
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		out = append(out, *byName[name])
+		r := byName[name]
+		if r.cp != nil {
+			r.revisions, r.revErr = pipeline.RunRevisions(ctx, js, name)
+		}
+		out = append(out, *r)
 	}
 	return out, nil
 }
@@ -137,14 +160,14 @@ func writeRuns(out io.Writer, runs []runInfo) error {
 		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "RUN\tSTATE\tUPDATES\tPOLICY\tENV STEPS\tMESSAGES")
+	fmt.Fprintln(w, "RUN\tSTATE\tUPDATES\tPOLICY\tENV STEPS\tMESSAGES\tCODE")
 	for _, r := range runs {
 		updates, version, steps := "-", "-", "-"
 		if r.cp != nil && r.cpErr == nil {
 			updates, version = fmt.Sprint(r.cp.Update), fmt.Sprint(r.cp.Version)
 			steps = fmt.Sprint(r.cp.EnvStepsActor + r.cp.EnvStepsExplorer)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\n", r.name, r.state(), updates, version, steps, r.messages)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.name, r.state(), updates, version, steps, r.messages, r.code())
 	}
 	return w.Flush()
 }

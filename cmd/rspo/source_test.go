@@ -57,7 +57,7 @@ func TestRunsListsRunsWithState(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	if !regexp.MustCompile(`(?m)^` + run + `\s+finished\s+1\s+1\s+[1-9]\d*\s+[1-9]\d*$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^` + run + `\s+finished\s+1\s+1\s+[1-9]\d*\s+[1-9]\d*\s+-$`).MatchString(out) { // a test binary knows no revision
 		t.Errorf("no finished line for %s:\n%s", run, out)
 	}
 
@@ -80,12 +80,16 @@ func TestRunsListsRunsWithState(t *testing.T) {
 	if _, err := kv.Put(ctx, "short.learner.checkpoint", []byte(`{"update": 6, "version": 6, "env_steps_actor": 10, "finished": true, "short_cycles": [0, 2]}`)); err != nil {
 		t.Fatal(err)
 	}
+	// the revisions that trained it, as pipeline.Run records them with its cost
+	if _, err := kv.Put(ctx, "short.pipeline.cost", []byte(`{"wall_seconds": 3, "revisions": ["0123456789abcdef0123", "fedcba9876543210fedc-modified"]}`)); err != nil {
+		t.Fatal(err)
+	}
 	out, stderr, err = runRspo(ctx, "runs", "--nats", s.ClientURL())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	for _, re := range []string{`(?m)^fresh\s+no checkpoint\s+-\s+-\s+-\s+1$`, `(?m)^gone\s+unfinished \(update 4\)\s+4\s+4\s+10\s+0$`,
-		`(?m)^short\s+finished, 2 cycles short of exploration\s+6\s+6\s+10\s+0$`} {
+	for _, re := range []string{`(?m)^fresh\s+no checkpoint\s+-\s+-\s+-\s+1\s+-$`, `(?m)^gone\s+unfinished \(update 4\)\s+4\s+4\s+10\s+0\s+-$`,
+		`(?m)^short\s+finished, 2 cycles short of exploration\s+6\s+6\s+10\s+0\s+0123456789ab,fedcba987654-modified$`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("output does not match %s:\n%s", re, out)
 		}
