@@ -97,10 +97,9 @@ func (m *Model) backwardRows(X []float64, n int, A, r, g, grad []float64) {
 // outerSum sets G (h×dim) to Σ_l A_lᵀ X_l over the n rows of A (n×h) and
 // X (n×dim) with the arithmetic of blas64.Gemm(Trans, NoTrans) on them (so
 // the same bits): every entry summed row by row, in order, skipping zero
-// entries of A. It runs in one goroutine, in whole rows rather than
-// gonum's 64-column blocks, each handed to a goroutine of its own, whose
-// start and wake-up cost more than the work on a batch of a few hundred
-// rows.
+// entries of A. It runs in one goroutine over whole rows; gonum hands each
+// 64-column block to a goroutine of its own, whose start and wake-up cost
+// more than the work on a batch of a few hundred rows.
 func outerSum(G, A, X []float64, n, h, dim int) {
 	clear(G[:h*dim])
 	for l := range n {

@@ -69,7 +69,7 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 	if err := checkVariants(suites, o.variants); err != nil {
 		return err
 	}
-	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, KeepSourcesPerRun: o.perRun, Revision: buildRevision(), Only: o.variants}
+	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, KeepSourcesPerRun: o.perRun, Revision: codeRevision(), Only: o.variants}
 	out := o.out
 	if out == "" { // never the project's docs/ unless asked: a rerun must not overwrite the committed page
 		out = filepath.Join(o.data, "page")

@@ -230,13 +230,18 @@ func sourceRunLine(src pipeline.Config, run string, i, n int) string {
 func staleSourceLine(rev string, by []string) string {
 	was := "an rspo that did not record its revision"
 	if len(by) > 0 {
-		short := make([]string, len(by))
-		for i, r := range by {
-			short[i] = pipeline.ShortRevision(r)
-		}
-		was = "rspo " + strings.Join(short, ", ")
+		was = "rspo " + strings.Join(shortRevisions(by), ", ")
 	}
 	return fmt.Sprintf("rspo: warning: this source run was recorded by %s, not by this build (%s): it is reused as recorded, and a change since does not reach it or its PRM; to record the source runs with this build, give --data a new directory", was, pipeline.ShortRevision(rev))
+}
+
+// shortRevisions shortens each of revs for people (pipeline.ShortRevision).
+func shortRevisions(revs []string) []string {
+	short := make([]string, len(revs))
+	for i, r := range revs {
+		short[i] = pipeline.ShortRevision(r)
+	}
+	return short
 }
 
 func modeText(o runOptions) string {

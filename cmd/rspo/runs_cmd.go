@@ -66,11 +66,7 @@ func (r runInfo) code() string {
 	case len(r.revisions) == 0:
 		return "-"
 	}
-	short := make([]string, len(r.revisions))
-	for i, rev := range r.revisions {
-		short[i] = pipeline.ShortRevision(rev)
-	}
-	return strings.Join(short, ",")
+	return strings.Join(shortRevisions(r.revisions), ",")
 }
 
 // state describes the run's progress from its learner checkpoint.

@@ -77,8 +77,9 @@ func buildRevision() string {
 }
 
 // codeRevision names the code of this binary for the runs it records
-// (pipeline.Config.Revision): its VCS revision, else its module version
-// when installed as a released module, else "".
+// (pipeline.Config.Revision, experiments.Runner.Revision): its VCS
+// revision, else its module version when installed as a released module,
+// else "".
 func codeRevision() string {
 	if rev := buildRevision(); rev != "" {
 		return rev
