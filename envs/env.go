@@ -103,6 +103,24 @@ type BinaryOutcome interface {
 	BinaryOutcome() bool
 }
 
+// Scorer is implemented by episodes with a graded task score apart from
+// the outcome reward they pay, e.g. the shop trained on success
+// (reward=success) still scores each purchase as WebShop does.
+// Evaluations report Score (see Score) beside the success rate.
+type Scorer interface {
+	// Score returns the episode's graded score in [0, 1] (valid once Done).
+	Score() float64
+}
+
+// Score returns ep's graded score: Scorer's when ep implements it, its
+// outcome reward otherwise.
+func Score(ep Episode) float64 {
+	if s, ok := ep.(Scorer); ok {
+		return s.Score()
+	}
+	return ep.Outcome()
+}
+
 // StepLimiter is implemented by environments whose episodes end after a
 // known number of steps: services bound the work a request may ask for by it.
 type StepLimiter interface {

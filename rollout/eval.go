@@ -50,7 +50,8 @@ type Stats struct {
 	Successes int `json:"successes"`
 	// SuccessRate is Successes / Episodes.
 	SuccessRate float64 `json:"success_rate"`
-	// MeanScore is the mean outcome reward.
+	// MeanScore is the mean score: the episodes' graded score
+	// (envs.Score), their outcome reward where the environment has none.
 	MeanScore float64 `json:"mean_score"`
 	// MeanSteps is the mean number of actions per episode.
 	MeanSteps float64 `json:"mean_steps"`
@@ -107,8 +108,8 @@ func Evaluate(ctx context.Context, env envs.Env, tasks []envs.Task, agent envs.A
 type EpisodeResult struct {
 	// Type is the episode's task type.
 	Type string `json:"type"`
-	// Success says whether the task was completed; Score is the outcome
-	// reward.
+	// Success says whether the task was completed; Score is its graded
+	// score (envs.Score).
 	Success bool    `json:"success"`
 	Score   float64 `json:"score"`
 	// Steps is the number of actions taken, Inadmissible how many of them
@@ -141,7 +142,7 @@ func EvaluateEpisodes(ctx context.Context, env envs.Env, tasks []envs.Task, agen
 		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(opts.First+j)))
 		ep, inadmissible, err := envs.RunEpisode(env, task, a, rng)
 		if err == nil {
-			results[j] = EpisodeResult{Type: task.Type, Success: ep.Success(), Score: ep.Outcome(),
+			results[j] = EpisodeResult{Type: task.Type, Success: ep.Success(), Score: envs.Score(ep),
 				Steps: ep.Steps(), Inadmissible: inadmissible}
 		}
 		return err

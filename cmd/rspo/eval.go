@@ -60,8 +60,9 @@ func newEvalCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Evaluate a policy on an environment: success rate, mean score and steps per task type",
-		Long: "Run a policy on the tasks of one split and print the success rate, mean score (outcome\n" +
-			"reward), mean steps and share of inadmissible actions, overall and per task type.\n\n" +
+		Long: "Run a policy on the tasks of one split and print the success rate, mean score (the\n" +
+			"graded score: the shop's under either reward option; the outcome reward elsewhere),\n" +
+			"mean steps and share of inadmissible actions, overall and per task type.\n\n" +
 			"On train, --episodes tasks are generated from --seed (default " + fmt.Sprint(defaultTrainEpisodes) + "), one episode each.\n" +
 			"On a fixed split every task runs once; fewer --episodes than tasks play a sample with the\n" +
 			"split's task mix (as the in-run evaluation does), more cycle through all of its tasks.\n" +

@@ -19,6 +19,21 @@ const (
 	PresetEasy = "easy"
 )
 
+// Outcome rewards: what a purchase pays the learner.
+const (
+	// RewardScore is WebShop's graded reward (reward in reward.go): the
+	// share of the goal's attributes, options and price limit the purchase
+	// meets, times the type reward. The default.
+	RewardScore = "score"
+	// RewardSuccess pays 1 for a purchase that meets everything (score 1)
+	// and 0 otherwise, as the RSPO and GiGPO papers train WebShop
+	// (verl-agent's environment redefines its reward: a win earns 10, any
+	// other ending 0; the score is only reported). A purchase that misses
+	// one option, about 0.75 under RewardScore, earns what buying nothing
+	// does. Evaluations still report the graded score (Episode.Score).
+	RewardSuccess = "success"
+)
+
 // Fixed layout of the site.
 const (
 	// EvalGoals is the number of eval goals: goals 0..EvalGoals-1.
@@ -61,6 +76,9 @@ type Config struct {
 	// (one per option dimension of the product type). Default 2 (standard)
 	// or 1 (easy).
 	GoalOptions int
+	// Reward is RewardScore (default) or RewardSuccess: the outcome reward
+	// an episode pays (Episode.Outcome and the last step's reward).
+	Reward string
 }
 
 // presets holds the defaults of each preset.
@@ -82,7 +100,7 @@ var optionFields = map[string]func(*Config) *int{
 
 // OptionKeys lists the option keys the factory accepts, sorted.
 func OptionKeys() []string {
-	keys := []string{"preset"}
+	keys := []string{"preset", "reward"}
 	for k := range optionFields {
 		keys = append(keys, k)
 	}
@@ -99,6 +117,8 @@ func ParseOptions(opts map[string]string) (Config, error) {
 		switch field, ok := optionFields[key]; {
 		case key == "preset":
 			cfg.Preset = val
+		case key == "reward":
+			cfg.Reward = val
 		case !ok:
 			errs = append(errs, &ConfigError{Field: key, Reason: fmt.Sprintf("unknown option (known: %v)", OptionKeys())})
 		default:
@@ -122,6 +142,9 @@ func ParseOptions(opts map[string]string) (Config, error) {
 func (c Config) withDefaults() Config {
 	if c.Preset == "" {
 		c.Preset = PresetStandard
+	}
+	if c.Reward == "" {
+		c.Reward = RewardScore
 	}
 	p, ok := presets[c.Preset]
 	if !ok {
@@ -155,6 +178,9 @@ func (c Config) Validate() error {
 		}
 		slices.Sort(known)
 		bad("preset", "unknown preset %q (known: %v)", c.Preset, known)
+	}
+	if c.Reward != RewardScore && c.Reward != RewardSuccess {
+		bad("reward", "unknown reward %q (known: %s, %s)", c.Reward, RewardScore, RewardSuccess)
 	}
 	if c.MaxSteps < longestExpertPath || c.MaxSteps > 1000 {
 		bad("max_steps", "got %d, want %d..1000 (the longest expert path is %d steps)", c.MaxSteps, longestExpertPath, longestExpertPath)

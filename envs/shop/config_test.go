@@ -15,13 +15,13 @@ func TestParseOptions(t *testing.T) {
 		want Config
 	}{
 		{"nil is the standard preset", nil,
-			Config{Preset: PresetStandard, MaxSteps: 15, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 6, Queries: 5, GoalAttributes: 3, GoalOptions: 2}},
+			Config{Preset: PresetStandard, MaxSteps: 15, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 6, Queries: 5, GoalAttributes: 3, GoalOptions: 2, Reward: RewardScore}},
 		{"easy preset", map[string]string{"preset": "easy"},
-			Config{Preset: PresetEasy, MaxSteps: 20, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 2, Queries: 3, GoalAttributes: 1, GoalOptions: 1}},
+			Config{Preset: PresetEasy, MaxSteps: 20, CatalogueSize: 2000, Goals: 6500, NearDuplicates: 2, Queries: 3, GoalAttributes: 1, GoalOptions: 1, Reward: RewardScore}},
 		{"overrides win over the preset", map[string]string{"preset": "easy", "max_steps": "30", "catalogue_size": "1000", "queries": "5"},
-			Config{Preset: PresetEasy, MaxSteps: 30, CatalogueSize: 1000, Goals: 6500, NearDuplicates: 2, Queries: 5, GoalAttributes: 1, GoalOptions: 1}},
-		{"every key", map[string]string{"goals": "600", "near_duplicates": "1", "goal_attributes": "1", "goal_options": "1"},
-			Config{Preset: PresetStandard, MaxSteps: 15, CatalogueSize: 2000, Goals: 600, NearDuplicates: 1, Queries: 5, GoalAttributes: 1, GoalOptions: 1}},
+			Config{Preset: PresetEasy, MaxSteps: 30, CatalogueSize: 1000, Goals: 6500, NearDuplicates: 2, Queries: 5, GoalAttributes: 1, GoalOptions: 1, Reward: RewardScore}},
+		{"every key", map[string]string{"goals": "600", "near_duplicates": "1", "goal_attributes": "1", "goal_options": "1", "reward": "success"},
+			Config{Preset: PresetStandard, MaxSteps: 15, CatalogueSize: 2000, Goals: 600, NearDuplicates: 1, Queries: 5, GoalAttributes: 1, GoalOptions: 1, Reward: RewardSuccess}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,6 +45,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{"unknown key", map[string]string{"colour": "red"}, []string{"colour", "unknown option", "max_steps"}},
 		{"not a number", map[string]string{"max_steps": "many"}, []string{"max_steps", `"many" is not an integer`}},
 		{"unknown preset", map[string]string{"preset": "hard"}, []string{`unknown preset "hard"`, "easy", "standard"}},
+		{"unknown reward", map[string]string{"reward": "won"}, []string{"reward", `unknown reward "won"`, "score", "success"}},
 		{"step limit below the expert path", map[string]string{"max_steps": "8"}, []string{"max_steps", "got 8, want 9..1000"}},
 		{"catalogue too small", map[string]string{"catalogue_size": "100"}, []string{"catalogue_size", "got 100, want 144.."}},
 		{"no train goals", map[string]string{"goals": "500"}, []string{"goals", "got 500, want 501.."}},
@@ -140,4 +141,24 @@ func TestTaskTypeMix(t *testing.T) {
 		}
 	}
 	t.Logf("eval task-type mix: %v", mix)
+}
+
+// TestSourceOptionsCarryTheReward: the PRM's source runs are paid as the
+// target is; the default reward adds no key, so their run names (a hash of
+// these options) stay those recorded before the option existed.
+func TestSourceOptionsCarryTheReward(t *testing.T) {
+	for _, tt := range []struct {
+		reward string
+		want   string
+		has    bool
+	}{{RewardScore, "", false}, {RewardSuccess, RewardSuccess, true}} {
+		env, err := New(Config{Reward: tt.reward})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, has := env.SourceOptions()["reward"]
+		if got != tt.want || has != tt.has {
+			t.Errorf("reward %s: source option reward %q (present %v), want %q (%v)", tt.reward, got, has, tt.want, tt.has)
+		}
+	}
 }

@@ -28,3 +28,13 @@ func TestConformanceShortLimit(t *testing.T) {
 		Seed:      7,
 	})
 }
+
+// TestConformanceSuccessReward: the outcome is the success, and a replayed
+// episode pays what the original did.
+func TestConformanceSuccessReward(t *testing.T) {
+	envtest.RunConfig(t, factory, envtest.Config{
+		Options:   map[string]string{"reward": RewardSuccess},
+		StepLimit: 15,
+		Seed:      3,
+	})
+}

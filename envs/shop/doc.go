@@ -24,13 +24,17 @@
 //	r = r_type × (|matched attributes| + |matched options| + 1[price ≤ limit]) / (|attributes| + |options| + 1)
 //
 // and success means r = 1; see reward.go for the exact rules. Running into
-// the step limit (15 by default) without buying scores 0.
+// the step limit (15 by default) without buying scores 0. With the option
+// reward=success the outcome reward an episode pays is 1 for a success and
+// 0 otherwise, as the RSPO and GiGPO papers train WebShop; the graded
+// score is still reported (Episode.Score, envs.Scorer).
 //
 // Options (envs.New("shop", opts) or ParseOptions): preset ("standard",
 // the default, or "easy": fewer near-duplicates and candidate queries,
 // fewer attributes and option values per instruction, 20 steps),
 // max_steps, catalogue_size, goals, near_duplicates, queries,
-// goal_attributes and goal_options; an unknown key or a bad value is a
+// goal_attributes, goal_options and reward ("score", the default, or
+// "success"); an unknown key or a bad value is a
 // ConfigError naming it. The Env implements envs.Planner: its
 // expert sees the target and solves every goal of every split.
 //

@@ -60,9 +60,16 @@ func (e *Env) Splits() []string { return []string{envs.SplitTrain, envs.SplitEva
 
 // SourceOptions implements envs.Curriculum: the easy preset (near-duplicate
 // families of 2, one attribute and option per instruction) on this
-// configuration's catalogue and goals, so the PRM learns the same products.
+// configuration's catalogue and goals, so the PRM learns the same products,
+// paid by the same reward, so it learns the outcome the target trains on.
+// The default reward is left out, so source runs keep the names they had
+// before the option existed.
 func (e *Env) SourceOptions() map[string]string {
-	return map[string]string{"preset": PresetEasy, "catalogue_size": strconv.Itoa(e.cfg.CatalogueSize), "goals": strconv.Itoa(e.cfg.Goals)}
+	opts := map[string]string{"preset": PresetEasy, "catalogue_size": strconv.Itoa(e.cfg.CatalogueSize), "goals": strconv.Itoa(e.cfg.Goals)}
+	if e.cfg.Reward != RewardScore {
+		opts["reward"] = e.cfg.Reward
+	}
+	return opts
 }
 
 // TaskTypes returns the product categories: beauty, electronics, fashion,

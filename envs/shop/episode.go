@@ -44,7 +44,10 @@ type Episode struct {
 	buf      []byte // rendering buffer, reused
 }
 
-var _ envs.Episode = (*Episode)(nil)
+var (
+	_ envs.Episode = (*Episode)(nil)
+	_ envs.Scorer  = (*Episode)(nil)
+)
 
 // newEpisode starts an episode on the search page.
 func newEpisode(env *Env, task envs.Task, g *goal) *Episode {
@@ -69,8 +72,22 @@ func (x *Episode) Done() bool { return x.done }
 // Steps returns the number of actions taken, admissible or not.
 func (x *Episode) Steps() int { return x.steps }
 
-// Outcome returns the purchase's reward, or 0 without a purchase.
-func (x *Episode) Outcome() float64 { return x.breakdown.Total }
+// Outcome returns the outcome reward of the configuration's Reward: the
+// purchase's score (RewardScore) or 1 for a success and 0 otherwise
+// (RewardSuccess); 0 without a purchase.
+func (x *Episode) Outcome() float64 {
+	if x.env.cfg.Reward == RewardSuccess {
+		if x.Success() {
+			return 1
+		}
+		return 0
+	}
+	return x.breakdown.Total
+}
+
+// Score implements envs.Scorer: the purchase's graded WebShop score
+// whatever the configuration's Reward, 0 without a purchase.
+func (x *Episode) Score() float64 { return x.breakdown.Total }
 
 // Success reports whether the purchase earned reward 1.
 func (x *Episode) Success() bool { return x.bought && x.breakdown.Success() }
@@ -102,7 +119,7 @@ func (x *Episode) Step(action string) (envs.StepResult, error) {
 	}
 	res := envs.StepResult{Observation: x.obs, Done: x.done, Admissible: i >= 0}
 	if x.done {
-		res.Reward = x.breakdown.Total
+		res.Reward = x.Outcome()
 	}
 	return res, nil
 }

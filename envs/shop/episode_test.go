@@ -186,6 +186,35 @@ func TestBuyEndsWithReward(t *testing.T) {
 	}
 }
 
+// TestSuccessRewardPaysOnlyAFullMatch: under reward=success a purchase
+// that misses the goal's options pays 0 (its step reward and Outcome) and
+// keeps its graded Score; the expert's purchase pays 1.
+func TestSuccessRewardPaysOnlyAFullMatch(t *testing.T) {
+	env, ep := startEpisode(t, Config{Reward: RewardSuccess}, 4)
+	toTarget(t, env, ep)
+	res := mustStep(t, ep, actBuy) // no options chosen
+	graded := float64(len(ep.goal.attrs)+1) / float64(len(ep.goal.attrs)+len(ep.goal.options)+1)
+	if !res.Done || res.Reward != 0 || ep.Outcome() != 0 || ep.Success() {
+		t.Errorf("partial purchase: done %v reward %v outcome %v success %v; want true, 0, 0, false", res.Done, res.Reward, ep.Outcome(), ep.Success())
+	}
+	if got := envs.Score(ep); got != graded {
+		t.Errorf("partial purchase: score %v, want the graded %v", got, graded)
+	}
+
+	env, ep = startEpisode(t, Config{Reward: RewardSuccess}, 4)
+	var last envs.StepResult
+	for !ep.Done() {
+		a, err := env.ExpertAction(ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = mustStep(t, ep, a)
+	}
+	if last.Reward != 1 || ep.Outcome() != 1 || !ep.Success() || envs.Score(ep) != 1 {
+		t.Errorf("expert purchase: reward %v outcome %v success %v score %v; want 1, 1, true, 1", last.Reward, ep.Outcome(), ep.Success(), envs.Score(ep))
+	}
+}
+
 // TestStateKeys: the same state reached by different paths has one key;
 // different states have different keys.
 func TestStateKeys(t *testing.T) {

@@ -32,7 +32,7 @@ var (
 // worldKey is the part of a Config the world depends on: everything but
 // the preset's name and the step limit.
 func worldKey(cfg Config) Config {
-	cfg.Preset, cfg.MaxSteps = "", 0
+	cfg.Preset, cfg.MaxSteps, cfg.Reward = "", 0, ""
 	return cfg
 }
 
