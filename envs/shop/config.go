@@ -115,6 +115,8 @@ func ParseOptions(opts map[string]string) (Config, error) {
 	var errs []error
 	for key, val := range opts {
 		switch field, ok := optionFields[key]; {
+		case (key == "preset" || key == "reward") && val == "":
+			errs = append(errs, &ConfigError{Field: key, Reason: "an empty value: name one (an option left out takes the default)"})
 		case key == "preset":
 			cfg.Preset = val
 		case key == "reward":

@@ -46,6 +46,8 @@ func TestParseOptionsErrors(t *testing.T) {
 		{"not a number", map[string]string{"max_steps": "many"}, []string{"max_steps", `"many" is not an integer`}},
 		{"unknown preset", map[string]string{"preset": "hard"}, []string{`unknown preset "hard"`, "easy", "standard"}},
 		{"unknown reward", map[string]string{"reward": "won"}, []string{"reward", `unknown reward "won"`, "score", "success"}},
+		{"empty reward", map[string]string{"reward": ""}, []string{"reward", "an empty value"}},
+		{"empty preset", map[string]string{"preset": ""}, []string{"preset", "an empty value"}},
 		{"step limit below the expert path", map[string]string{"max_steps": "8"}, []string{"max_steps", "got 8, want 9..1000"}},
 		{"catalogue too small", map[string]string{"catalogue_size": "100"}, []string{"catalogue_size", "got 100, want 144.."}},
 		{"no train goals", map[string]string{"goals": "500"}, []string{"goals", "got 500, want 501.."}},
