@@ -26,8 +26,8 @@ const (
 	// meets, times the type reward. The default.
 	RewardScore = "score"
 	// RewardSuccess pays 1 for a purchase that meets everything (score 1)
-	// and 0 otherwise, as the RSPO and GiGPO papers train WebShop
-	// (verl-agent's environment redefines its reward: a win earns 10, any
+	// and 0 otherwise, as verl-agent, the GiGPO paper's framework, trains
+	// WebShop (its environment redefines the reward: a win earns 10, any
 	// other ending 0; the score is only reported). A purchase that misses
 	// one option, about 0.75 under RewardScore, earns what buying nothing
 	// does. Evaluations still report the graded score (Episode.Score).

@@ -26,7 +26,7 @@
 // and success means r = 1; see reward.go for the exact rules. Running into
 // the step limit (15 by default) without buying scores 0. With the option
 // reward=success the outcome reward an episode pays is 1 for a success and
-// 0 otherwise, as the RSPO and GiGPO papers train WebShop; the graded
+// 0 otherwise, as verl-agent (the GiGPO paper's framework) trains WebShop; the graded
 // score is still reported (Episode.Score, envs.Scorer).
 //
 // Options (envs.New("shop", opts) or ParseOptions): preset ("standard",
