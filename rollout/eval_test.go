@@ -209,3 +209,41 @@ func TestNewExpertAgentWithoutPlanner(t *testing.T) {
 		t.Errorf("got %v, want ErrNoPlanner", err)
 	}
 }
+
+// gradedCoin's episodes pay their success (Outcome) and report a graded
+// Score beside it, as the shop does under reward=success: a lost toss
+// still scores its wins so far, a quarter each, plus a quarter.
+type gradedCoin struct{ coin }
+
+type gradedCoinEp struct{ *coinEp }
+
+func (g gradedCoinEp) Score() float64 {
+	if g.solve {
+		return 1
+	}
+	return 0.25 * float64(1+g.wins)
+}
+
+func (gradedCoin) Reset(t envs.Task) (envs.Episode, error) {
+	ep, err := coin{}.Reset(t)
+	if err != nil {
+		return nil, err
+	}
+	return gradedCoinEp{ep.(*coinEp)}, nil
+}
+
+type loser struct{}
+
+func (loser) Act(envs.Episode, *rand.Rand) (string, error) { return "lose", nil }
+
+// TestEvaluateReportsTheGradedScore: an episode with a graded score
+// (envs.Scorer) reports it as its score, not its outcome reward.
+func TestEvaluateReportsTheGradedScore(t *testing.T) {
+	rep, err := rollout.Evaluate(context.Background(), gradedCoin{}, coinTasks, loser{}, rollout.EvalOptions{Episodes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Overall; got.Successes != 0 || got.MeanScore != 0.25 {
+		t.Errorf("lost every toss: %d successes, mean score %v; want 0 and the graded 0.25 (the outcome is 0)", got.Successes, got.MeanScore)
+	}
+}

@@ -26,16 +26,15 @@
 // and success means r = 1; see reward.go for the exact rules. Running into
 // the step limit (15 by default) without buying scores 0. With the option
 // reward=success the outcome reward an episode pays is 1 for a success and
-// 0 otherwise, as verl-agent (the GiGPO paper's framework) trains WebShop; the graded
-// score is still reported (Episode.Score, envs.Scorer).
+// 0 otherwise, as verl-agent (the GiGPO paper's framework) trains WebShop;
+// the graded score is still reported (Episode.Score, envs.Scorer).
 //
 // Options (envs.New("shop", opts) or ParseOptions): preset ("standard",
 // the default, or "easy": fewer near-duplicates and candidate queries,
 // fewer attributes and option values per instruction, 20 steps),
 // max_steps, catalogue_size, goals, near_duplicates, queries,
 // goal_attributes, goal_options and reward ("score", the default, or
-// "success"); an unknown key or a bad value is a
-// ConfigError naming it. The Env implements envs.Planner: its
+// "success"); an unknown key or a bad value is a ConfigError naming it. The Env implements envs.Planner: its
 // expert sees the target and solves every goal of every split.
 //
 // The package registers itself as "shop" with envs.Register; import it for
