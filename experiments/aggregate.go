@@ -192,7 +192,7 @@ func runFigures(run RunResult, res *SuiteResult) []figure {
 	out := []figure{
 		{"final_success", last(ev)},
 		{"final_score", last(s["eval::score"])},
-		{"success@budget", interpolate(ev, res.Budget, bySteps)},
+		{"success@budget", interpolate(run.stepCurve("eval::success_rate"), res.Budget, bySteps)},
 		// stuck: evaluation success never left 0 — one lucky training
 		// rollout does not make a seed learn
 		{"stuck", boolFigure(maxValue(ev) <= 0)},
@@ -288,7 +288,7 @@ func (res *SuiteResult) budget() (string, float64) {
 func (vr *VariantResult) minFinalSteps() float64 {
 	m := math.Inf(1)
 	for _, run := range vr.Runs {
-		if ev := run.Series["eval::success_rate"]; len(ev) > 0 {
+		if ev := run.stepCurve("eval::success_rate"); len(ev) > 0 {
 			m = math.Min(m, ev[len(ev)-1].EnvSteps)
 		}
 	}
@@ -302,7 +302,7 @@ func (vr *VariantResult) minFinalSteps() float64 {
 func (vr *VariantResult) SuccessAt(steps float64) MeanSD {
 	xs := make([]float64, len(vr.Runs))
 	for i, run := range vr.Runs {
-		xs[i] = interpolate(run.Series["eval::success_rate"], steps, bySteps)
+		xs[i] = interpolate(run.stepCurve("eval::success_rate"), steps, bySteps)
 	}
 	return meanSD(xs)
 }

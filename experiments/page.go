@@ -202,7 +202,7 @@ func header(b *bytes.Buffer, cells ...string) {
 }
 
 func writeMainTable(b *bytes.Buffer, res *SuiteResult) {
-	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"final, %d episodes\" is the final policy evaluated again after the run on %d episodes of that split, the figure to compare when success rates are a few points apart; \"@ E\" reads each run's eval curve at E = %.0f environment steps, explorer steps counted — the fewest any run of %s spent in its %d updates; \"–\" where a run's curve does not reach E or starts after it).\n\n", FinalEvalEpisodes, FinalEvalEpisodes, res.Budget, res.BudgetVariant, res.budgetUpdates())
+	fmt.Fprintf(b, "**Outcome** (eval success on the first eval split, mean ± sd over seeds; \"final, %d episodes\" is the final policy evaluated again after the run on %d episodes of that split, the figure to compare when success rates are a few points apart; \"@ E\" reads each run's eval curve at E = %.0f environment steps, explorer steps and the PRM's source runs counted (a recipe run's curve starts after its source runs' steps) — the fewest any run of %s spent in its %d updates; \"–\" where a run's curve does not reach E or starts after it).\n\n", FinalEvalEpisodes, FinalEvalEpisodes, res.Budget, res.BudgetVariant, res.budgetUpdates())
 	cols := []string{"variant", "seeds", "final success", fmt.Sprintf("final, %d episodes", FinalEvalEpisodes), "final score"}
 	mid := int64(-1)
 	if n := len(res.EvalUpdates); n > 1 {
@@ -334,7 +334,7 @@ func writeCompareTable(b *bytes.Buffer, res *SuiteResult) {
 		byName[v.Name] = v
 	}
 	fmt.Fprintf(b, "**Comparisons.** Δ final: treatment − baseline at equal learner updates (in brackets on the final policies' %d-episode evaluation).", FinalEvalEpisodes)
-	b.WriteString(" Equal steps: both read at E = the fewest environment steps any run of the two spent by its last evaluation (explorer counted). Cost as ratios.\n\n")
+	b.WriteString(" Equal steps: both read at E = the fewest environment steps any run of the two spent by its last evaluation (explorer and the PRM's source runs counted). Cost as ratios.\n\n")
 	header(b, "baseline", "treatment", "Δ final success", "E (steps)", "baseline @ E", "treatment @ E", "wall ×", "peak memory ×", "env steps / update ×")
 	for _, pair := range res.Suite.Compare {
 		base, treat := byName[pair[0]], byName[pair[1]]

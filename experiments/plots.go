@@ -92,7 +92,11 @@ type errPoints struct {
 func meanCurve(runs []RunResult, key string, steps bool) (plotter.XYs, errPoints) {
 	var curves [][]Point
 	for _, r := range runs {
-		if pts := r.Series[key]; len(pts) > 0 {
+		pts := r.Series[key]
+		if steps {
+			pts = r.stepCurve(key)
+		}
+		if len(pts) > 0 {
 			curves = append(curves, pts)
 		}
 	}

@@ -47,6 +47,26 @@ type RunResult struct {
 	FinalTypes map[string]float64 `json:"final_types,omitempty"`
 }
 
+// stepCurve is the series key with every point's environment steps
+// counted from the start of the run's PRM source runs: their steps
+// (Summary.EnvStepsSource) come before the run's first, so that a
+// compute-fair reading at E steps charges a recipe run for the source
+// runs its PRM was trained on. The series itself keeps the run's own
+// steps (Point.EnvSteps, as its metrics report them).
+func (r RunResult) stepCurve(key string) []Point {
+	pts := r.Series[key]
+	off := float64(r.Summary.EnvStepsSource)
+	if off == 0 || len(pts) == 0 {
+		return pts
+	}
+	out := make([]Point, len(pts))
+	for i, p := range pts {
+		p.EnvSteps += off
+		out[i] = p
+	}
+	return out
+}
+
 // seriesKeys are the values of update, explore and prm events kept.
 var seriesKeys = map[string][]string{
 	"update":  {"success_rate", "all_fail_frac_on", "repeated_visits", "repeated_visits_per_traj", "dense_return", "clip_frac_off", "ratio_mean_off", "clip_frac_on"},
