@@ -29,8 +29,10 @@ func TestConformanceShortLimit(t *testing.T) {
 	})
 }
 
-// TestConformanceSuccessReward: the outcome is the success, and a replayed
-// episode pays what the original did.
+// TestConformanceSuccessReward: the environment contract holds under the
+// success reward — the last step pays the outcome, a success pays, a
+// replayed episode pays what the original did. That the outcome is the
+// success is TestSuccessRewardPaysOnlyAFullMatch's.
 func TestConformanceSuccessReward(t *testing.T) {
 	envtest.RunConfig(t, factory, envtest.Config{
 		Options:   map[string]string{"reward": RewardSuccess},
