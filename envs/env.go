@@ -153,6 +153,12 @@ type TrainTaskTyper interface {
 type Curriculum interface {
 	// SourceOptions returns the options (as for New) of the easier setting.
 	SourceOptions() map[string]string
+	// SourceUpdates is how many updates each source run trains: long
+	// enough for the base algorithm to succeed at every task type of the
+	// easier setting, so the PRM has seen each type's own steps pay, and
+	// no longer, since the compute-fair view charges every source step to
+	// the runs that use them.
+	SourceUpdates() int
 }
 
 // StagedCurriculum is implemented by a Curriculum whose easier setting

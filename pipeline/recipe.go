@@ -72,18 +72,10 @@ var SourceSeeds = []int64{101, 102}
 // (envs.StagedCurriculum).
 const SourceStageSeed = 103
 
-// SourceUpdates is how long each built-in source run trains: long enough
-// for the base algorithm to succeed at every task type of the easier
-// setting, so that the PRM has seen each type's own steps pay. (GRPO on
-// the household's easy homes with all six types: 0.2 train success after
-// 30 updates, 0.5–0.8 after 100. Sources of 30 updates on pick_and_place
-// alone taught some target runs clean, heat and cool and others none.)
-const SourceUpdates = 100
-
 // SourceRuns returns the built-in PRM source runs of o: the base algorithm
 // (no RSPO) in the easier setting of o's environment (envs.Curriculum: for
 // the household the easy preset's homes with o's train task types), one
-// run per SourceSeeds seed, SourceUpdates updates, rspo run's other
+// run per SourceSeeds seed, the environment's SourceUpdates, rspo run's other
 // defaults; and, for an environment with a second stage
 // (envs.StagedCurriculum, the household), the tilted recipe in the same
 // setting with those runs as its PRM sources (seed SourceStageSeed), which
@@ -99,14 +91,17 @@ func (o Options) SourceRuns() ([]Options, error) {
 	if !ok {
 		return nil, fmt.Errorf("pipeline: environment %s has no easier setting for the built-in PRM source runs (envs.Curriculum): give --prm FILE or --prm-source RUN, or train with --recipe paper", o.Env)
 	}
-	envOpts := cur.SourceOptions()
+	envOpts, updates := cur.SourceOptions(), cur.SourceUpdates()
+	if updates <= 0 {
+		return nil, fmt.Errorf("pipeline: environment %s asks for source runs of %d updates: want at least 1", o.Env, updates)
+	}
 	var out []Options
 	var first []string
 	for _, seed := range SourceSeeds {
 		s := DefaultOptions()
-		s.Recipe, s.RSPO, s.Env, s.Algo, s.Seed, s.Data, s.Updates = RecipePaper, false, o.Env, o.Algo, seed, o.Data, SourceUpdates
+		s.Recipe, s.RSPO, s.Env, s.Algo, s.Seed, s.Data, s.Updates = RecipePaper, false, o.Env, o.Algo, seed, o.Data, updates
 		s.EnvOptions = maps.Clone(envOpts)
-		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, SourceUpdates, seed)
+		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, updates, seed)
 		out = append(out, s)
 		first = append(first, s.Run)
 	}
@@ -115,9 +110,9 @@ func (o Options) SourceRuns() ([]Options, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Env, s.Algo, s.Seed, s.Data, s.Updates = o.Env, o.Algo, SourceStageSeed, o.Data, SourceUpdates
+		s.Env, s.Algo, s.Seed, s.Data, s.Updates = o.Env, o.Algo, SourceStageSeed, o.Data, updates
 		s.EnvOptions, s.PRMSources = maps.Clone(envOpts), first
-		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-tilted-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, SourceUpdates, SourceStageSeed)
+		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-tilted-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, updates, SourceStageSeed)
 		out = append(out, s)
 	}
 	return out, nil

@@ -278,8 +278,8 @@ func TestSourceRunsCoverTheTargetsTaskTypes(t *testing.T) {
 		}
 		first, second := runs[:len(SourceSeeds)], runs[len(SourceSeeds)]
 		for _, s := range runs {
-			if s.EnvOptions["preset"] != "easy" || s.Algo != "ppo" || s.Updates != SourceUpdates || s.Env != "household" {
-				t.Errorf("%s: source run %+v: want ppo on the easy preset for %d updates", preset, s, SourceUpdates)
+			if s.EnvOptions["preset"] != "easy" || s.Algo != "ppo" || s.Updates != 100 || s.Env != "household" {
+				t.Errorf("%s: source run %+v: want ppo on the easy preset for 100 updates", preset, s)
 			}
 			if got, want := trainTypes(s.Env, s.EnvOptions), trainTypes("household", o.EnvOptions); !slices.Equal(got, want) {
 				t.Errorf("%s: source run poses %v, want the target's %v", preset, got, want)
@@ -311,6 +311,13 @@ func TestSourceRunsCoverTheTargetsTaskTypes(t *testing.T) {
 	}
 	if len(runs) != len(SourceSeeds) || runs[0].EnvOptions["preset"] != "easy" || !strings.HasPrefix(runs[0].Run, "prm-source-shop-easy-") {
 		t.Errorf("shop source runs %d, first %s with %v: want %d, one stage, on the easy preset", len(runs), runs[0].Run, runs[0].EnvOptions, len(SourceSeeds))
+	}
+	// Each environment says how long its source runs train, and the length
+	// is in their names, so runs recorded at another length are not reused.
+	for _, s := range runs {
+		if s.Updates != 30 || !strings.Contains(s.Run, "-u30-") {
+			t.Errorf("shop source run %s trains %d updates: want the shop's 30, named so", s.Run, s.Updates)
+		}
 	}
 }
 
