@@ -329,6 +329,30 @@ func TestSourceRunsNeedAnEasierSetting(t *testing.T) {
 	}
 }
 
+// noLengthEnv is an environment whose easier setting asks for source runs
+// of no updates: a mistake SourceRuns must report, not train.
+type noLengthEnv struct{ envs.Env }
+
+func (noLengthEnv) SourceOptions() map[string]string { return map[string]string{} }
+func (noLengthEnv) SourceUpdates() int               { return 0 }
+
+const noLengthEnvName = "pipeline-test-no-source-length"
+
+func init() {
+	envs.Register(noLengthEnvName, func(opts map[string]string) (envs.Env, error) {
+		env, err := envs.New(swappertest.Env, opts)
+		return noLengthEnv{env}, err
+	})
+}
+
+func TestSourceRunsNeedALength(t *testing.T) {
+	o := DefaultOptions()
+	o.Env = noLengthEnvName
+	if runs, err := o.SourceRuns(); err == nil || !strings.Contains(err.Error(), noLengthEnvName) {
+		t.Errorf("source runs of 0 updates: runs %d, err %v; want an error naming the environment", len(runs), err)
+	}
+}
+
 // On a fresh store, where not even the state bucket exists yet, no run
 // has begun: the source runs are to be recorded, not an error reported.
 func TestSourceStateOnAFreshStore(t *testing.T) {
