@@ -76,10 +76,12 @@ func (e *Env) SourceOptions() map[string]string {
 // shop asks for the same skill (search, open the matching item, choose
 // its options, buy), and GRPO on the easy preset has it by then: eval
 // success 0.38–0.50 after 30 updates on either reward, 0.59–0.63 after
-// 100. A PRM of 30-update runs steered the standard preset's target as
-// well as one of 100-update runs (success reward: 0.538 against 0.538,
-// seeds 1–3; graded 0.524 against 0.555) at a third of the source
-// steps, which the compute-fair view charges to the target.
+// 100. A PRM of 30-update runs steers the standard preset's target about
+// as well as one of 100-update runs did, at a third of the source steps,
+// which the compute-fair view charges to the target (150 updates, seeds
+// 1–5, docs/experiments.md: final success on the success reward 0.545,
+// 0.47 and 0.55 under GRPO, PPO and GiGPO against 0.55, 0.50 and 0.55;
+// on the graded score 0.54, 0.48 and 0.55 against 0.56, 0.49 and 0.55).
 func (e *Env) SourceUpdates() int { return 30 }
 
 // TaskTypes returns the product categories: beauty, electronics, fashion,
