@@ -34,8 +34,9 @@
 // fewer attributes and option values per instruction, 20 steps),
 // max_steps, catalogue_size, goals, near_duplicates, queries,
 // goal_attributes, goal_options and reward ("score", the default, or
-// "success"); an unknown key or a bad value is a ConfigError naming it. The Env implements envs.Planner: its
-// expert sees the target and solves every goal of every split.
+// "success"); an unknown key or a bad value is a ConfigError naming it.
+// The Env implements envs.Planner: its expert sees the target and solves
+// every goal of every split.
 //
 // The package registers itself as "shop" with envs.Register; import it for
 // its side effect or call New directly.

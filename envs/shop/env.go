@@ -78,10 +78,9 @@ func (e *Env) SourceOptions() map[string]string {
 // success 0.38–0.50 after 30 updates on either reward, 0.59–0.63 after
 // 100. A PRM of 30-update runs steers the standard preset's target about
 // as well as one of 100-update runs did, at a third of the source steps,
-// which the compute-fair view charges to the target (150 updates, seeds
-// 1–5, docs/experiments.md: final success on the success reward 0.545,
-// 0.47 and 0.55 under GRPO, PPO and GiGPO against 0.55, 0.50 and 0.55;
-// on the graded score 0.54, 0.48 and 0.55 against 0.56, 0.49 and 0.55).
+// which the compute-fair view charges to the target (the figures:
+// docs/experiments.md, "Trained on success, as verl-agent trains
+// WebShop").
 func (e *Env) SourceUpdates() int { return 30 }
 
 // TaskTypes returns the product categories: beauty, electronics, fashion,
