@@ -2,7 +2,9 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -46,17 +48,41 @@ func PutSnapshot(ctx context.Context, js jetstream.JetStream, bucket, object str
 
 // GetSnapshot reads object from bucket. A missing object yields an error
 // matching jetstream.ErrObjectNotFound.
+//
+// A read that fails its digest check is read again, up to snapshotReadTries
+// times in all: in a cluster a read that spans a leader failover can
+// receive a chunk twice or out of order, so the object client's digest of
+// what arrived differs from the stored one although the stored object is
+// intact. A digest that keeps mismatching is returned as an error matching
+// jetstream.ErrDigestMismatch.
 func GetSnapshot(ctx context.Context, js jetstream.JetStream, bucket, object string) ([]byte, error) {
 	obs, err := js.ObjectStore(ctx, bucket)
 	if err != nil {
 		return nil, fmt.Errorf("streams: open object store %s: %w", bucket, err)
 	}
-	b, err := obs.GetBytes(ctx, object)
-	if err != nil {
-		return nil, fmt.Errorf("streams: get %s/%s: %w", bucket, object, err)
+	for try := 1; ; try++ {
+		b, err := obs.GetBytes(ctx, object)
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, jetstream.ErrDigestMismatch) || try == snapshotReadTries {
+			return nil, fmt.Errorf("streams: get %s/%s: %w", bucket, object, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("streams: get %s/%s: %w (read again after a torn read: %w)", bucket, object, ctx.Err(), err)
+		case <-time.After(time.Duration(try) * snapshotReadPause):
+		}
 	}
-	return b, nil
 }
+
+// snapshotReadTries and snapshotReadPause bound GetSnapshot's reading again
+// after a torn read: a failover settles within a second or two, and the
+// pauses (1, 2, 3 × snapshotReadPause) add up to 1.5 s.
+const (
+	snapshotReadTries = 4
+	snapshotReadPause = 250 * time.Millisecond
+)
 
 // State opens the service-state key-value bucket (BucketState).
 func State(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
