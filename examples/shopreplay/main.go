@@ -8,6 +8,13 @@
 // With --policy reader it replays a scripted first-page shopper instead
 // (see reader): what the results page alone can give, with or without
 // reading prices (--reader-price=false).
+//
+// Two more reports tell why the tilted explorer does not leave a product
+// that lacks a goal option: --prm FILE, how a PRM values each item-page
+// action on the target, on other products and on those lacking an option;
+// --trajectories FILE (rspo export --format jsonl --subject
+// traj.onpolicy), how often each item-page choice of the recorded runs
+// ended in a success, which is what a step-target PRM fits its values to.
 package main
 
 import (
@@ -29,8 +36,22 @@ func main() {
 	path := flag.String("policy", "", "trained policy snapshot (runs/<run>/report/policy.rspo), or reader: the scripted first-page shopper")
 	greedy := flag.Bool("greedy", true, "take the most probable action")
 	price := flag.Bool("reader-price", true, "with --policy reader: open only results within the price limit")
+	prmPath := flag.String("prm", "", "instead of a replay: how this PRM snapshot values the actions of item pages (rspo prm train --out)")
+	lambda := flag.Float64("tilt", 10, "with --prm: the explorer's tilt λ (the default recipe's --explore-tilt)")
+	trajs := flag.String("trajectories", "", "instead of a replay: what recorded trajectories did on item pages (rspo export --format jsonl --subject traj.onpolicy)")
 	flag.Parse()
-	if err := run(os.Stdout, *path, *greedy, *price); err != nil {
+	var err error
+	switch {
+	case *prmPath != "" && *trajs != "":
+		err = fmt.Errorf("give --prm or --trajectories, not both")
+	case *prmPath != "":
+		err = prmValues(os.Stdout, *prmPath, *lambda)
+	case *trajs != "":
+		err = trajectorySteps(os.Stdout, *trajs)
+	default:
+		err = run(os.Stdout, *path, *greedy, *price)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "shopreplay:", err)
 		os.Exit(1)
 	}
