@@ -75,15 +75,7 @@ func run(w io.Writer, path string, greedy, readerPrice bool) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := shop.ParseOptions(nil)
-	if err != nil {
-		return err
-	}
-	env, err := shop.New(cfg)
-	if err != nil {
-		return err
-	}
-	tasks, err := env.Tasks("eval", 0, 0)
+	env, tasks, err := evalGoals()
 	if err != nil {
 		return err
 	}
@@ -115,6 +107,20 @@ func run(w io.Writer, path string, greedy, readerPrice bool) error {
 	}
 	t.print(w)
 	return nil
+}
+
+// evalGoals returns the standard shop and its 500 eval goals, in order.
+func evalGoals() (*shop.Env, []envs.Task, error) {
+	cfg, err := shop.ParseOptions(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := shop.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks, err := env.Tasks(envs.SplitEval, 0, 0)
+	return env, tasks, err
 }
 
 // agentOf is the agent --policy names: the reader, or a trained snapshot.

@@ -49,15 +49,7 @@ func prmValues(w io.Writer, path string, lambda float64) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := shop.ParseOptions(nil)
-	if err != nil {
-		return err
-	}
-	env, err := shop.New(cfg)
-	if err != nil {
-		return err
-	}
-	tasks, err := env.Tasks(envs.SplitEval, 0, 0)
+	env, tasks, err := evalGoals()
 	if err != nil {
 		return err
 	}
@@ -74,7 +66,7 @@ func prmValues(w io.Writer, path string, lambda float64) error {
 // scoreItemPages opens every product of the task's first results page
 // (searched with the expert's query) and adds its item page to tallies.
 func scoreItemPages(env *shop.Env, m *prm.Model, task envs.Task, lambda float64, tallies *[numPageKinds]valueTally) error {
-	ep, err := env.Reset(task)
+	ep, err := play(env, task)
 	if err != nil {
 		return err
 	}
@@ -93,14 +85,8 @@ func scoreItemPages(env *shop.Env, m *prm.Model, task envs.Task, lambda float64,
 	}
 	scores := make([]float64, 0, 16)
 	for _, item := range items {
-		ep, err := env.Reset(task)
+		ep, err := play(env, task, query, item)
 		if err != nil {
-			return err
-		}
-		if _, err := ep.Step(query); err != nil {
-			return err
-		}
-		if _, err := ep.Step(item); err != nil {
 			return err
 		}
 		acts := ep.Admissible()
@@ -113,6 +99,20 @@ func scoreItemPages(env *shop.Env, m *prm.Model, task envs.Task, lambda float64,
 		tallies[k].add(acts, scores, lambda)
 	}
 	return nil
+}
+
+// play starts task and takes actions in order.
+func play(env *shop.Env, task envs.Task, actions ...string) (envs.Episode, error) {
+	ep, err := env.Reset(task)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range actions {
+		if _, err := ep.Step(a); err != nil {
+			return nil, err
+		}
+	}
+	return ep, nil
 }
 
 // pageKind tells what the open item is to the goal: the expert leaves
