@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -91,7 +92,11 @@ func scoreItemPages(env *shop.Env, m *prm.Model, task envs.Task, lambda float64,
 		}
 		acts := ep.Admissible()
 		scores = scores[:len(acts)]
-		m.ScoreActions(task.Instruction, ep.Observation(), acts, scores)
+		// A PRM whose featurizer is an embedding model behind a server
+		// may fail; the report must not average NaN scores.
+		if err := m.ScoreActionsContext(context.Background(), task.Instruction, ep.Observation(), acts, scores); err != nil {
+			return err
+		}
 		k, err := pageKind(env, ep)
 		if err != nil {
 			return err
