@@ -24,13 +24,17 @@ var pageKindNames = [numPageKinds]string{"the target", "offers every goal option
 
 // itemActions are the item page's buttons whose values --prm reports; the
 // option clicks are reported as their best one.
-var itemActions = []string{"click[buy now]", "click[< prev]", "click[back to search]"}
+var itemActions = [...]string{"click[buy now]", "click[< prev]", "click[back to search]"}
+
+// bestOption is the index in valueTally.sums of the best option click.
+const bestOption = len(itemActions)
 
 // valueTally sums a PRM's action values over item pages of one kind.
 type valueTally struct {
 	pages int
-	// sums of r̂ per itemActions entry, then of the best option click.
-	sums [4]float64
+	// sums of r̂ per itemActions entry, then (at bestOption) of the best
+	// option click.
+	sums [bestOption + 1]float64
 	// prevFirst counts pages where r̂(< prev) is the highest of all
 	// admissible actions; prevShare sums < prev's probability under a
 	// uniform policy tilted by exp(λ·r̂), the explorer's choice without a
@@ -144,22 +148,22 @@ func pageKind(env *shop.Env, ep envs.Episode) (int, error) {
 // add counts one item page whose admissible actions acts scored scores.
 func (v *valueTally) add(acts []string, scores []float64, lambda float64) {
 	v.pages++
-	best, bestOption, prev := math.Inf(-1), math.Inf(-1), math.NaN()
+	best, bestOpt, prev := math.Inf(-1), math.Inf(-1), math.NaN()
 	for i, a := range acts {
 		s := scores[i]
 		best = max(best, s)
-		if j := slices.Index(itemActions, a); j >= 0 {
+		if j := slices.Index(itemActions[:], a); j >= 0 {
 			v.sums[j] += s
 		}
 		if a == "click[< prev]" {
 			prev = s
 		}
 		if kind(a) == "click[option]" {
-			bestOption = max(bestOption, s)
+			bestOpt = max(bestOpt, s)
 		}
 	}
-	if !math.IsInf(bestOption, -1) {
-		v.sums[3] += bestOption
+	if !math.IsInf(bestOpt, -1) {
+		v.sums[bestOption] += bestOpt
 	}
 	if prev == best {
 		v.prevFirst++
@@ -177,7 +181,7 @@ func printValues(w io.Writer, tallies [numPageKinds]valueTally, lambda float64) 
 	for k, v := range tallies {
 		n := float64(max(v.pages, 1))
 		fmt.Fprintf(w, "  %-26s %6d %8.3f %8.3f %8.3f %8.3f %12.2f %14.3f\n", pageKindNames[k], v.pages,
-			v.sums[0]/n, v.sums[1]/n, v.sums[2]/n, v.sums[3]/n, float64(v.prevFirst)/n, v.prevShare/n)
+			v.sums[0]/n, v.sums[1]/n, v.sums[2]/n, v.sums[bestOption]/n, float64(v.prevFirst)/n, v.prevShare/n)
 	}
 	fmt.Fprintln(w, "  (option*: the best-valued option click; prev first: share of pages where < prev has the highest r̂;")
 	fmt.Fprintln(w, "   prev at λ: < prev's probability when a uniform policy is tilted by exp(λ·r̂))")
