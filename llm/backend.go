@@ -14,9 +14,9 @@ import (
 type ModelFunc func(ctx context.Context, v int64) (string, error)
 
 // Backend hands out players of policy versions served by one chat
-// endpoint: it has the method set of rolloutsvc.EvalBackend, so an actor
+// endpoint: it has the method set of producers.EvalBackend, so an actor
 // plays rollouts and evaluation shards through it
-// (rolloutsvc.ActorConfig.Backend). It is safe for concurrent
+// (producers.ActorConfig.Backend). It is safe for concurrent
 // use.
 type Backend struct {
 	c        *chat
@@ -24,7 +24,7 @@ type Backend struct {
 }
 
 // NewBackend returns a backend over ep; modelFor maps versions to model
-// names (rolloutsvc.ModelBook.ModelFor follows the run's policy.published
+// names (producers.ModelBook.ModelFor follows the run's policy.published
 // events).
 func NewBackend(ep *Endpoint, cfg ChatConfig, modelFor ModelFunc) (*Backend, error) {
 	if modelFor == nil {
@@ -50,7 +50,7 @@ func (b *Backend) Player(ctx context.Context, v int64) (rollout.Player, error) {
 }
 
 // EvalAgent returns the agent that plays an evaluation of version v under
-// ctx (rolloutsvc.EvalBackend): the model modelFor names, greedy asking for
+// ctx (producers.EvalBackend): the model modelFor names, greedy asking for
 // temperature 0, as NewAgent's.
 func (b *Backend) EvalAgent(ctx context.Context, v int64, greedy bool) (envs.Agent, error) {
 	m, err := b.modelFor(ctx, v)

@@ -15,8 +15,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/rollout"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 
 	"github.com/rspo-dev/rspo/streams"
@@ -185,9 +185,9 @@ func TestShardedEvaluationDeadLettersHostileResults(t *testing.T) {
 }
 
 // playOnly is a rollout backend that cannot evaluate (not a
-// rolloutsvc.EvalBackend): an actor with it dead-letters every
+// producers.EvalBackend): an actor with it dead-letters every
 // evaluation shard it is given.
-type playOnly struct{ rolloutsvc.Backend }
+type playOnly struct{ producers.Backend }
 
 // A shard the run's actors dead-letter is never answered: the run stops
 // with the actor's reason instead of waiting for it forever.
@@ -199,7 +199,7 @@ func TestDeadLetteredEvalShardStopsTheRun(t *testing.T) {
 	_, js := streamstest.Connect(t, s)
 	cfg := smallRun(t, t.TempDir(), false)
 	cfg.NATSURL, cfg.Learner.EvalShards = s.ClientURL(), 2
-	cfg.Actor.Backend = playOnly{rolloutsvc.NewPolicyCache(js, cfg.Learner.Run, 4)}
+	cfg.Actor.Backend = playOnly{producers.NewPolicyCache(js, cfg.Learner.Run, 4)}
 	runStopsWith(t, cfg, "evaluation of update 2", "dead-lettered by the actor", "cannot play evaluations")
 }
 
@@ -261,9 +261,9 @@ func TestEarlierDeadLetterOfARequestIdIsIgnored(t *testing.T) {
 	hdr.Set(streams.HeaderDLQMsgID, "t1/rollout/u0-v0-0") // the first update's request
 	hdr.Set(streams.HeaderDLQSeq, "999999")
 	hdr.Set(streams.HeaderDLQStream, "RSPO_WORK")
-	hdr.Set(streams.HeaderDLQComponent, rolloutsvc.Component)
+	hdr.Set(streams.HeaderDLQComponent, producers.Component)
 	hdr.Set(streams.HeaderDLQReason, "insufficient resources, an hour ago")
-	if _, err := streams.Publish(context.Background(), js, streams.Subjects("t1").DLQ(rolloutsvc.Component), []byte("{}"), hdr); err != nil {
+	if _, err := streams.Publish(context.Background(), js, streams.Subjects("t1").DLQ(producers.Component), []byte("{}"), hdr); err != nil {
 		t.Fatal(err)
 	}
 	cfg := smallRun(t, t.TempDir(), false)

@@ -30,8 +30,8 @@ import (
 	"github.com/rspo-dev/rspo/metrics"
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/report"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/swapper/swappersvc"
@@ -47,7 +47,7 @@ type Config struct {
 	Learner learnersvc.Config
 	// Actor configures the actors (Run and Logger are set from this
 	// configuration). In-process actors are named "<Name or actor>-<i>".
-	Actor rolloutsvc.ActorConfig
+	Actor producers.ActorConfig
 	// Policy says what plays π_θ in the actors, the learner's evaluations
 	// and the explorers' tilted and frozen cycles: the built-in policy
 	// (default) or one behind an OpenAI-compatible server.
@@ -57,7 +57,7 @@ type Config struct {
 	Actors int
 	// Explorer, Swapper and Buffer configure those stages (Run and Logger
 	// are set from this configuration).
-	Explorer rolloutsvc.ExplorerConfig
+	Explorer producers.ExplorerConfig
 	Swapper  swappersvc.Config
 	Buffer   BufferConfig
 	// Trainer configures the reference external trainer, which an

@@ -9,7 +9,7 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/llm"
 	"github.com/rspo-dev/rspo/policy"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/schemas"
 )
 
@@ -27,7 +27,7 @@ var PolicyKinds = []string{PolicyBuiltin, PolicyOpenAI}
 
 // PolicyConfig says what plays π_θ in the actors, the learner's
 // evaluations (learnersvc.Config.EvalAgent) and the explorers' tilted and
-// frozen cycles (rolloutsvc.ExplorerConfig.Backend).
+// frozen cycles (producers.ExplorerConfig.Backend).
 type PolicyConfig struct {
 	// Kind is PolicyBuiltin or PolicyOpenAI. Default (""): PolicyBuiltin.
 	Kind string
@@ -35,7 +35,7 @@ type PolicyConfig struct {
 	Endpoint llm.EndpointConfig
 	// Model is the model name requested for a version whose
 	// policy.published event names none (PolicyOpenAI only). Default "":
-	// such a version is refused (rolloutsvc.ErrNoModelName).
+	// such a version is refused (producers.ErrNoModelName).
 	Model string
 	// PinModel requests Model for every version, whatever its
 	// policy.published event names (a fixed model: evaluation, data
@@ -64,7 +64,7 @@ func (c PolicyConfig) Validate() error {
 	return fmt.Errorf("pipeline: policy %q: want one of %v", c.Kind, PolicyKinds)
 }
 
-var _ rolloutsvc.EvalBackend = (*llm.Backend)(nil)
+var _ producers.EvalBackend = (*llm.Backend)(nil)
 
 // servedExplorer reports an in-process run whose explorer would have to
 // train π_B through an inference server, which it cannot.
@@ -105,13 +105,13 @@ func (c Config) servedPolicy(b Bus) (*servedPolicy, error) {
 		sp.modelFor = func(context.Context, int64) (string, error) { return pc.Model, nil }
 		return sp, nil
 	}
-	book := rolloutsvc.NewModelBook(b.JS, c.run(), pc.Model, c.Logger)
+	book := producers.NewModelBook(b.JS, c.run(), pc.Model, c.Logger)
 	sp.modelFor, sp.side = book.ModelFor, book.Run
 	return sp, nil
 }
 
 // backend is the actors' backend: every version played through the server.
-func (sp *servedPolicy) backend() (rolloutsvc.Backend, error) {
+func (sp *servedPolicy) backend() (producers.Backend, error) {
 	return llm.NewBackend(sp.ep, sp.chat, sp.modelFor)
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/policy"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
@@ -26,7 +26,7 @@ func shardedRun(t *testing.T, cfg Config, shards, explorers int) (ids []string, 
 	cfg.Learner.ExploreShards = shards
 	for k := 1; k < explorers; k++ {
 		cfg.Extra = append(cfg.Extra, func(b Bus) (Stage, error) {
-			x, err := rolloutsvc.NewExplorer(b.JS, rolloutsvc.ExplorerConfig{Run: cfg.Learner.Run,
+			x, err := producers.NewExplorer(b.JS, producers.ExplorerConfig{Run: cfg.Learner.Run,
 				Name: fmt.Sprintf("explorer-%d", k), Logger: cfg.Logger})
 			return serviceStage("explorer", x, err)
 		})

@@ -15,7 +15,7 @@ import (
 	"github.com/rspo-dev/rspo/learner/trainersvc"
 	"github.com/rspo-dev/rspo/metrics"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/swapper/swappersvc"
 )
@@ -159,7 +159,7 @@ func actorStage(c Config, b Bus) (Stage, error) {
 		}
 		side = sp.side
 	}
-	a, err := rolloutsvc.NewActor(b.JS, cfg)
+	a, err := producers.NewActor(b.JS, cfg)
 	if err != nil {
 		return Stage{}, err
 	}
@@ -180,7 +180,7 @@ func explorerStage(c Config, b Bus) (Stage, error) {
 		}
 		side = sp.side
 	}
-	x, err := rolloutsvc.NewExplorer(b.JS, cfg)
+	x, err := producers.NewExplorer(b.JS, cfg)
 	if err != nil {
 		return Stage{}, err
 	}

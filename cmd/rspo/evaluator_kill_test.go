@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rspo-dev/rspo/pipeline"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -51,7 +51,7 @@ func TestActorKilledMidEvaluationIsRedone(t *testing.T) {
 			t.Fatalf("the learner ended (%v) before both actors held an evaluation shard\n%s", err, out)
 		case <-time.After(10 * time.Millisecond):
 		}
-		cons, err := c.js.Consumer(c.ctx, streams.StreamWork, rolloutsvc.EvaluatorDurable(c.run))
+		cons, err := c.js.Consumer(c.ctx, streams.StreamWork, producers.EvaluatorDurable(c.run))
 		if err != nil {
 			continue // not created yet
 		}

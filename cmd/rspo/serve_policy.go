@@ -17,7 +17,7 @@ import (
 	"github.com/rspo-dev/rspo/llm/llmserve"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/prm"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -120,7 +120,7 @@ func servePolicies(cmd *cobra.Command, nf natsFlags, f servePolicyFlags) error {
 	followErr := make(chan error, 1)
 	fctx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
-	go func() { followErr <- rolloutsvc.FollowPolicies(fctx, js, f.run, log, lib.add(fctx)) }()
+	go func() { followErr <- producers.FollowPolicies(fctx, js, f.run, log, lib.add(fctx)) }()
 
 	select {
 	case <-ctx.Done():

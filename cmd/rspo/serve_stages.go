@@ -12,7 +12,7 @@ import (
 
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/pipeline"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/producers"
 )
 
 func init() {
@@ -94,7 +94,7 @@ func newServeActorCmd() *cobra.Command {
 	fs.StringVar(&cfg.Actor.Name, "name", "", "actor name in trajectories (default actor-<host>-<pid>)")
 	fs.IntVar(&cfg.Actor.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
 	fs.DurationVar(&cfg.Actor.AckWait, "ack-wait", 30*time.Second, "a killed actor's request goes to another actor after this long (heartbeats every third of it)")
-	fs.Int64Var(&cfg.Actor.StepBudget, "step-budget", rolloutsvc.DefaultStepBudget,
+	fs.Int64Var(&cfg.Actor.StepBudget, "step-budget", producers.DefaultStepBudget,
 		"most environment steps one request may ask for (tasks × group × step limit); larger requests are dead-lettered")
 	pf.register(fs)
 	nf.register(fs)

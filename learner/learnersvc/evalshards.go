@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/rollout"
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -208,7 +208,7 @@ type workItem struct {
 // what it is, the dead-lettering component and its reason to refused and
 // calls stop.
 func (s *Service) watchActorDeadLetters(ctx context.Context, items map[string]workItem, refused chan<- string, stop func()) {
-	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + rolloutsvc.Component, Follow: true},
+	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + producers.Component, Follow: true},
 		func(m streams.Message) error {
 			item, ok := items[m.Headers.Get(streams.HeaderDLQMsgID)]
 			if !ok || item.seq != 0 && m.Headers.Get(streams.HeaderDLQSeq) != strconv.FormatUint(item.seq, 10) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rspo-dev/rspo/rollout/rolloutsvc"
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/auth"
@@ -28,7 +28,7 @@ func TestAuthActorFollowsPolicies(t *testing.T) {
 	}
 	for _, stage := range []string{auth.Actor, auth.Explorer} {
 		_, js, v := s.conn("ra", stage)
-		book := rolloutsvc.NewModelBook(js, "ra", "", slog.New(slog.NewTextHandler(&strings.Builder{}, nil)))
+		book := producers.NewModelBook(js, "ra", "", slog.New(slog.NewTextHandler(&strings.Builder{}, nil)))
 		rctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- book.Run(rctx) }()

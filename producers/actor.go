@@ -1,4 +1,4 @@
-package rolloutsvc
+package producers
 
 import (
 	"context"
@@ -69,10 +69,10 @@ func (c ActorConfig) withDefaults() ActorConfig {
 func (c ActorConfig) Validate() error {
 	var errs []error
 	if c.StepBudget < 0 {
-		errs = append(errs, fmt.Errorf("rolloutsvc: actor step budget %d: want a positive number of steps (0: the default %d)", c.StepBudget, DefaultStepBudget))
+		errs = append(errs, fmt.Errorf("producers: actor step budget %d: want a positive number of steps (0: the default %d)", c.StepBudget, DefaultStepBudget))
 	}
 	if len(c.Name) > schemas.MaxEvalNameBytes {
-		errs = append(errs, fmt.Errorf("rolloutsvc: actor name of %d bytes: at most %d (it names the player of its evaluation results)", len(c.Name), schemas.MaxEvalNameBytes))
+		errs = append(errs, fmt.Errorf("producers: actor name of %d bytes: at most %d (it names the player of its evaluation results)", len(c.Name), schemas.MaxEvalNameBytes))
 	}
 	return errors.Join(append(errs, streams.ValidateRun(c.Run))...)
 }

@@ -1,4 +1,4 @@
-package rolloutsvc
+package producers
 
 import (
 	"context"

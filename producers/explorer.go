@@ -1,4 +1,4 @@
-package rolloutsvc
+package producers
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func TrainerOf(plan schemas.CyclePlan) (learner.Config, error) {
 	var tc learner.Config
 	if len(plan.Trainer) > 0 {
 		if err := json.Unmarshal(plan.Trainer, &tc); err != nil {
-			return tc, fmt.Errorf("rolloutsvc: plan trainer: %w", err)
+			return tc, fmt.Errorf("producers: plan trainer: %w", err)
 		}
 	}
 	tc.Rewards = learner.RewardDense
@@ -239,7 +239,7 @@ func (x *Explorer) prm(ctx context.Context, plan schemas.CyclePlan) (*prm.Model,
 	}
 	m, err := prmsvc.Load(ctx, x.js, x.cfg.Run, plan.PRMVersion)
 	if err != nil {
-		return nil, fmt.Errorf("rolloutsvc: PRM version %d: %w", plan.PRMVersion, err)
+		return nil, fmt.Errorf("producers: PRM version %d: %w", plan.PRMVersion, err)
 	}
 	if plan.GateAUC > 0 && !m.ShapingEnabled(plan.GateAUC) {
 		x.cfg.Logger.Info("PRM below the AUC gate: explorer stays a plain copy",
@@ -291,7 +291,7 @@ func (c *cycleRun) explore(ctx context.Context, pB *policy.Policy) (ExploreResul
 			}
 			stats, err := tr.Update(trajs, nil)
 			if err != nil {
-				return c.res, fmt.Errorf("rolloutsvc: explorer update %d of cycle %d: %w", u, c.cycle, err)
+				return c.res, fmt.Errorf("producers: explorer update %d of cycle %d: %w", u, c.cycle, err)
 			}
 			if c.shard == 0 { // the other shards' figures of π_B's training are the same
 				c.report(ctx, trajs, stats.Map(), u)
@@ -393,7 +393,7 @@ func (c *cycleRun) score(ctx context.Context, trajs []*schemas.Trajectory, tag s
 	}
 	all, err := c.model.ScoreBatchContext(ctx, trajs, opts...)
 	if err != nil {
-		return fmt.Errorf("rolloutsvc: score explorer rollouts with the PRM: %w", err)
+		return fmt.Errorf("producers: score explorer rollouts with the PRM: %w", err)
 	}
 	for k, scores := range all {
 		for i := range trajs[k].Steps {

@@ -1,4 +1,4 @@
-package rolloutsvc
+package producers
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // prm.BatchFeaturizer, counting its calls, failing while remoteDown is set.
 type remoteFeaturizer struct{ *prm.HashProjection }
 
-const remoteFeaturizerName = "rolloutsvc-test-remote"
+const remoteFeaturizerName = "producers-test-remote"
 
 var (
 	remoteDown  atomic.Bool

@@ -1,4 +1,4 @@
-// Package rolloutsvc holds the services that act in environments and
+// Package producers holds the services that act in environments and
 // publish trajectories: actors, which roll out the target policy π_θ for
 // the learner's rollout requests, and explorers, which run RSPO's stage 1
 // — copy π_θ, obtain π_B as the cycle's plan says, and publish its
@@ -29,4 +29,4 @@
 // it to the bus with the core's deterministic ids and seeds, so a
 // redelivered request or shard reproduces exactly the trajectories it did
 // before and JetStream's dedupe stores them once.
-package rolloutsvc
+package producers

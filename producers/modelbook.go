@@ -1,4 +1,4 @@
-package rolloutsvc
+package producers
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 
 // ErrNotAnnounced means a policy version has no policy.published event
 // yet; a caller retries.
-var ErrNotAnnounced = errors.New("rolloutsvc: policy version not announced yet")
+var ErrNotAnnounced = errors.New("producers: policy version not announced yet")
 
 // ErrNoModelName means a version's policy.published event names no model
 // and the book has no fallback name.
-var ErrNoModelName = errors.New("rolloutsvc: policy version names no model")
+var ErrNoModelName = errors.New("producers: policy version names no model")
 
 // FollowPolicies calls fn with every policy.published event of run, from
 // the start of RSPO_CTRL, in order, until ctx ends (then it returns nil).
@@ -32,11 +32,11 @@ func FollowPolicies(ctx context.Context, js jetstream.JetStream, run string, log
 		FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
-		return fmt.Errorf("rolloutsvc: follow %s: %w", subject, err)
+		return fmt.Errorf("producers: follow %s: %w", subject, err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return fmt.Errorf("rolloutsvc: follow %s: %w", subject, err)
+		return fmt.Errorf("producers: follow %s: %w", subject, err)
 	}
 	defer it.Stop()
 	defer context.AfterFunc(ctx, it.Stop)()
@@ -46,7 +46,7 @@ func FollowPolicies(ctx context.Context, js jetstream.JetStream, run string, log
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("rolloutsvc: follow %s: %w", subject, err)
+			return fmt.Errorf("producers: follow %s: %w", subject, err)
 		}
 		e, err := schemas.DecodeEvent(msg.Data())
 		if err == nil && (e.Run != run || e.Type != schemas.EventPolicyPublished) {

@@ -1,4 +1,4 @@
-package rolloutsvc
+package producers
 
 import (
 	"context"
@@ -100,7 +100,7 @@ func (a *Actor) Evaluate(ctx context.Context, sh schemas.EvalShard) (schemas.Eva
 		if ctx.Err() != nil || errors.Is(err, rollout.ErrUnavailable) {
 			return schemas.EvalResult{}, err
 		}
-		return schemas.EvalResult{}, streams.Reject(fmt.Errorf("rolloutsvc: eval shard %d of %s at update %d: %w", sh.Shard, sh.Split, sh.Update, err))
+		return schemas.EvalResult{}, streams.Reject(fmt.Errorf("producers: eval shard %d of %s at update %d: %w", sh.Shard, sh.Split, sh.Update, err))
 	}
 	return schemas.EvalResult{Run: sh.Run, Update: sh.Update, PolicyVersion: sh.PolicyVersion, Split: sh.Split,
 		Shard: sh.Shard, Shards: sh.Shards, EpisodeStart: sh.EpisodeStart, EpisodeEnd: sh.EpisodeEnd, Episodes: sh.Episodes,

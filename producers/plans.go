@@ -1,4 +1,4 @@
-package rolloutsvc
+package producers
 
 import (
 	"context"
@@ -53,12 +53,12 @@ func (b *cyclePlans) get(ctx context.Context, cycle, policyVersion int64) (schem
 			return schemas.Event{}, schemas.CyclePlan{}, err
 		}
 		if e, ok = b.started[key]; !ok {
-			return schemas.Event{}, schemas.CyclePlan{}, fmt.Errorf("rolloutsvc: no cycle.started of cycle %d for policy version %d on the bus", cycle, policyVersion)
+			return schemas.Event{}, schemas.CyclePlan{}, fmt.Errorf("producers: no cycle.started of cycle %d for policy version %d on the bus", cycle, policyVersion)
 		}
 	}
 	plan, err := schemas.CyclePlanOf(e)
 	if err != nil {
-		return e, plan, streams.Reject(fmt.Errorf("rolloutsvc: plan of cycle %d: %w", cycle, err))
+		return e, plan, streams.Reject(fmt.Errorf("producers: plan of cycle %d: %w", cycle, err))
 	}
 	return e, plan, nil
 }
@@ -76,7 +76,7 @@ func (b *cyclePlans) read(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("rolloutsvc: read cycle plans of run %s: %w", b.run, err)
+		return fmt.Errorf("producers: read cycle plans of run %s: %w", b.run, err)
 	}
 	latest := int64(0)
 	for k := range b.started {
