@@ -415,7 +415,7 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 		EnvSteps: cp.EnvStepsActor + cp.EnvStepsExplorer, WallSeconds: cost.WallSeconds, PeakRSSBytes: cost.PeakRSSBytes, Revisions: cost.Revisions,
 		ReportDir: filepath.Join(cfg.DataDir, lc.Run, "report")}
 	if lc.RSPO {
-		sum.Explore = string(lc.Explorer)
+		sum.Explore = string(lc.Explore.Mode)
 	}
 	if cfg.Options != nil {
 		eff := cfg.Options.Effective()

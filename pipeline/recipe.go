@@ -12,6 +12,8 @@ import (
 
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/settings"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -29,39 +31,25 @@ const (
 	RecipePaper = "paper"
 )
 
-// Recipes lists the recipe names, the default first.
-func Recipes() []string { return []string{RecipeTilted, RecipePaper} }
-
-// recipeValues are the option values each recipe sets, by key.
-var recipeValues = map[string]map[string]any{
-	RecipeTilted: {"explore-tilt": 10.0, "explore-collect": 2, "off-ratio": "old", "off-credit": "no-loops", "prm-target": "step", "prm-features": PRMFeaturesContext},
-	RecipePaper:  {},
+// Recipes lists the recipe names, the default first: those the recipe
+// setting's declaration allows.
+func Recipes() []string {
+	s, _, _ := settings.Lookup(&Options{}, "recipe")
+	return s.Enum
 }
 
-// WithRecipe returns o with its recipe's values set for every key that
-// given reports false for (rspo run passes the flags and config keys the
-// user gave). An empty Recipe is RecipePaper.
+// WithRecipe returns o with its recipe's values (declared on each
+// setting, see Options) set for every key that given reports false for
+// (rspo run passes the flags and config keys the user gave). An empty
+// Recipe is RecipePaper.
 func (o Options) WithRecipe(given func(key string) bool) (Options, error) {
 	if o.Recipe == "" {
 		o.Recipe = RecipePaper
 	}
-	values, ok := recipeValues[o.Recipe]
-	if !ok {
+	if !slices.Contains(Recipes(), o.Recipe) {
 		return o, fmt.Errorf("pipeline: recipe %q: want one of %v", o.Recipe, Recipes())
 	}
-	for key, v := range values {
-		if given(key) {
-			continue
-		}
-		switch p := o.Field(key).(type) {
-		case *float64:
-			*p = v.(float64)
-		case *int:
-			*p = v.(int)
-		case *string:
-			*p = v.(string)
-		}
-	}
+	settings.ApplyRecipe(&o, o.Recipe, given)
 	return o, nil
 }
 
@@ -138,7 +126,7 @@ func sourceSetting(opts map[string]string) string {
 // explorer, and no PRM file.
 func (o Options) needsSourcePRM() bool {
 	return o.PRMFile == "" && (len(o.PRMSources) > 0 || o.Recipe == RecipeTilted) &&
-		o.RSPO && !o.DenseOnly && o.Explorer == "prm"
+		o.RSPO && !o.DenseOnly && o.Explore.Mode == schemas.ExplorerPRM
 }
 
 // sourceConfig fills in cfg's PRM sources from o.
