@@ -36,6 +36,8 @@ type Options struct {
 	Recipe     string            `setting:"recipe" default:"tilted" enum:"tilted|paper" group:"run" stages:"run,learner" help:"defaults to train with: tilted (a step-target PRM from recorded runs of an easier setting, a tilted explorer, the π_θ/π_old ratio, no credit to the buffer's loops: where the dense reward pays) or paper (the paper's RSPO)"`
 	EnvOptions map[string]string `setting:"env-opt" alias:"env_options" default:"" group:"run" stages:"run,learner" help:"environment option KEY=VALUE (repeatable, or comma-separated), e.g. preset=hard"`
 	Data       string            `setting:"data" default:"runs" group:"run" stages:"run" help:"data directory: embedded server store, buffer, report"`
+	// InitPolicy is the policy the run starts from (Config.InitPolicy).
+	InitPolicy string `setting:"init-policy" default:"" group:"run" stages:"run,learner" help:"start π_θ and the reference policy from a policy snapshot FILE (e.g. from rspo sft) or run:NAME, the final policy of a finished run on the same store or server (default: a fresh policy)"`
 
 	Algo      string  `setting:"algo" default:"grpo" enum:"grpo|ppo|gigpo" group:"algorithm" stages:"run,learner" help:"base algorithm: grpo|ppo|gigpo"`
 	RSPO      bool    `setting:"rspo" default:"true" group:"algorithm" stages:"run,learner" help:"RSPO on (explorer, swap, buffer); --rspo=false runs the plain base algorithm"`
@@ -280,6 +282,6 @@ func (o Options) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg := Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data, Options: &o, Policy: pc}
+	cfg := Config{Learner: lc, Settings: o.Settings(), Actors: o.Actors, DataDir: o.Data, Options: &o, Policy: pc, InitPolicy: o.InitPolicy}
 	return cfg, o.sourceConfig(&cfg)
 }

@@ -64,6 +64,7 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		{"unknown explorer", []string{"--explorer", "psychic"}, []string{`"psychic" for "--explorer" flag: want one of prm, frozen, random-prm`}},
 		{"unknown config key", []string{"--config", "testdata/bad-run-config.json"}, []string{`unknown key "group_sise"`, "group"}},
 		{"missing PRM file", []string{"--prm", "no-such.prm"}, []string{"no-such.prm"}},
+		{"missing init policy", []string{"--init-policy", "no-such.policy"}, []string{"init-policy", "no-such.policy"}},
 		{"alpha 0 with RSPO", []string{"--alpha", "0"}, []string{"alpha 0", "rspo=false"}},
 		{"unknown PRM target", []string{"--prm-target", "vibes"}, []string{`"vibes" for "--prm-target" flag: want one of sum, step`}},
 		{"unknown off-policy ratio", []string{"--off-ratio", "current"}, []string{`"current" for "--off-ratio" flag: want one of behaviour, old`}},

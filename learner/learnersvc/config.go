@@ -32,6 +32,11 @@ type Config struct {
 	Trainer learner.Config
 	// Policy shapes π_θ at the start of a run; see policy.Config.
 	Policy policy.Config
+	// InitPolicy, when set, is the policy a new run starts from instead of
+	// a fresh one of Policy: π_θ's version 0 and the reference policy of
+	// the KL term (a warm start). A resumed run ignores it: its version 0
+	// is stored.
+	InitPolicy *policy.Policy `json:"-"`
 	// TrainerMode says who applies the updates: TrainerBuiltin (the
 	// default) trains π_θ in the learner; TrainerExternal publishes each
 	// update's batch on rspo.<run>.batch and waits for a trainer's

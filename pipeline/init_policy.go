@@ -1,0 +1,110 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/streams"
+)
+
+// InitPolicyRunPrefix starts an init-policy that names a recorded run
+// ("run:NAME") instead of a snapshot file.
+const InitPolicyRunPrefix = "run:"
+
+// ErrInitPolicy means the policy a run was asked to start from cannot be
+// used: a missing file or run, a run that has not finished, a snapshot
+// that is corrupt or of another format or feature version.
+var ErrInitPolicy = errors.New("pipeline: init-policy")
+
+// InitPolicy says which policy a warm-started run began from: its source
+// as given and the SHA-256 of the snapshot's bytes. The summary and the
+// run's recorded settings hold it, so a resumed run is refused when the
+// source changed.
+type InitPolicy struct {
+	// Source is the init-policy setting: a snapshot file or run:NAME.
+	Source string `json:"source"`
+	// SHA256 is the hex SHA-256 of the snapshot as read (the file's bytes,
+	// or the recorded run's stored object).
+	SHA256 string `json:"sha256"`
+	// Run and Version name the recorded run's final policy (run:NAME only).
+	Run     string `json:"run,omitempty"`
+	Version int64  `json:"version,omitempty"`
+}
+
+// initPolicySettingsKey is the recorded setting that holds the snapshot's
+// hash beside init-policy's source.
+const initPolicySettingsKey = "init-policy-sha256"
+
+// resolveInitPolicy loads the policy cfg.InitPolicy names, sets it as the
+// learner's initial policy (version 0, also the reference) and records its
+// hash in the run's settings. It fails, naming the cause, before the run
+// writes anything.
+func (c *Config) resolveInitPolicy(ctx context.Context, js jetstream.JetStream) error {
+	if c.InitPolicy == "" || c.Learner.InitPolicy != nil {
+		return nil
+	}
+	b, info, err := readInitPolicy(ctx, js, c.InitPolicy)
+	if err != nil {
+		return err
+	}
+	p, err := policy.Load(b)
+	if err != nil {
+		return fmt.Errorf("%w %s: not a policy snapshot this rspo reads: %w", ErrInitPolicy, c.InitPolicy, err)
+	}
+	p.SetVersion(0)
+	sum := sha256.Sum256(b)
+	info.SHA256 = hex.EncodeToString(sum[:])
+	c.Learner.InitPolicy, c.initPolicy = p, &info
+	if c.Settings != nil {
+		raw, _ := json.Marshal(info.SHA256)
+		c.Settings[initPolicySettingsKey] = raw
+	}
+	return nil
+}
+
+// initPolicyFromRun reports whether InitPolicy names a recorded run,
+// which only the bus can resolve.
+func (c Config) initPolicyFromRun() bool { return strings.HasPrefix(c.InitPolicy, InitPolicyRunPrefix) }
+
+// readInitPolicy reads the snapshot source names: a file, or the final
+// policy of a finished recorded run on the bus.
+func readInitPolicy(ctx context.Context, js jetstream.JetStream, source string) ([]byte, InitPolicy, error) {
+	info := InitPolicy{Source: source}
+	run, isRun := strings.CutPrefix(source, InitPolicyRunPrefix)
+	if !isRun {
+		b, err := os.ReadFile(source)
+		if err != nil {
+			return nil, info, fmt.Errorf("%w: %w", ErrInitPolicy, err)
+		}
+		return b, info, nil
+	}
+	if err := streams.ValidateRun(run); err != nil {
+		return nil, info, fmt.Errorf("%w %s: %w", ErrInitPolicy, source, err)
+	}
+	cp, ok, err := learnersvc.LoadCheckpoint(ctx, js, run)
+	if errors.Is(err, jetstream.ErrBucketNotFound) || err == nil && !ok {
+		return nil, info, fmt.Errorf("%w %s: no run %s on this server (rspo runs lists them)", ErrInitPolicy, source, run)
+	}
+	if err != nil {
+		return nil, info, fmt.Errorf("%w %s: %w", ErrInitPolicy, source, err)
+	}
+	if !cp.Finished {
+		return nil, info, fmt.Errorf("%w %s: run %s has not finished (update %d): its final policy is not there yet", ErrInitPolicy, source, run, cp.Update)
+	}
+	b, err := streams.GetSnapshot(ctx, js, streams.BucketPolicy, streams.PolicyObject(run, cp.Version))
+	if err != nil {
+		return nil, info, fmt.Errorf("%w %s: final policy (version %d): %w", ErrInitPolicy, source, cp.Version, err)
+	}
+	info.Run, info.Version = run, cp.Version
+	return b, info, nil
+}
