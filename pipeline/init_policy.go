@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -39,6 +41,11 @@ type InitPolicy struct {
 	// Run and Version name the recorded run's final policy (run:NAME only).
 	Run     string `json:"run,omitempty"`
 	Version int64  `json:"version,omitempty"`
+	// EnvSteps are the environment steps the start cost: its run's (with
+	// the runs that run's PRM was trained on), or, for a file, what the
+	// record beside it says (rspo sft's demonstrations, or a run report's
+	// summary.json). The summary counts them in EnvStepsSource.
+	EnvSteps int64 `json:"env_steps"`
 }
 
 // initPolicySettingsKey is the recorded setting that holds the snapshot's
@@ -86,7 +93,8 @@ func readInitPolicy(ctx context.Context, js jetstream.JetStream, source string) 
 		if err != nil {
 			return nil, info, fmt.Errorf("%w: %w", ErrInitPolicy, err)
 		}
-		return b, info, nil
+		info.EnvSteps, err = fileStartSteps(source)
+		return b, info, err
 	}
 	if err := streams.ValidateRun(run); err != nil {
 		return nil, info, fmt.Errorf("%w %s: %w", ErrInitPolicy, source, err)
@@ -107,4 +115,47 @@ func readInitPolicy(ctx context.Context, js jetstream.JetStream, source string) 
 	}
 	info.Run, info.Version = run, cp.Version
 	return b, info, nil
+}
+
+// fileStartSteps reads what a snapshot file's start cost from the record
+// beside it: rspo sft's (FILE.json) or, for a run report's final policy,
+// the report's summary.json. Without one it is 0.
+func fileStartSteps(path string) (int64, error) {
+	var rec struct {
+		EnvSteps       int64 `json:"env_steps"`
+		EnvStepsSource int64 `json:"env_steps_source"`
+	}
+	recPath := path + SFTRecordSuffix
+	if filepath.Base(path) == PolicyFile {
+		recPath = filepath.Join(filepath.Dir(path), "summary.json")
+	}
+	b, err := os.ReadFile(recPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w %s: its record %s: %w", ErrInitPolicy, path, recPath, err)
+	}
+	return rec.EnvSteps + rec.EnvStepsSource, nil
+}
+
+// startSteps adds up what the run's knowledge from elsewhere cost: the
+// PRM's source runs (sourceSteps) and its start's (a run once, however
+// both name it), filling in init's EnvSteps for a run's start.
+func startSteps(ctx context.Context, js jetstream.JetStream, sources []string, init *InitPolicy) (int64, error) {
+	if init == nil {
+		return sourceSteps(ctx, js, sources)
+	}
+	if init.Run == "" {
+		n, err := sourceSteps(ctx, js, sources)
+		return n + init.EnvSteps, err
+	}
+	var err error
+	if init.EnvSteps, err = sourceSteps(ctx, js, []string{init.Run}); err != nil {
+		return 0, err
+	}
+	return sourceSteps(ctx, js, append(slices.Clone(sources), init.Run))
 }

@@ -458,7 +458,7 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	if sum.SourcePRM != nil {
 		sources = sum.SourcePRM.Provenance.Sources
 	}
-	if sum.EnvStepsSource, err = sourceSteps(ctx, js, sources); err != nil {
+	if sum.EnvStepsSource, err = startSteps(ctx, js, sources, sum.InitPolicy); err != nil {
 		return sum, err
 	}
 	var events []schemas.MetricsEvent
