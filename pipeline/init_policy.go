@@ -14,14 +14,27 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/policy"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/streams"
 )
 
 // InitPolicyRunPrefix starts an init-policy that names a recorded run
 // ("run:NAME") instead of a snapshot file.
 const InitPolicyRunPrefix = "run:"
+
+// InitPolicySource is the init-policy that starts a run from the best
+// final policy of its recipe's built-in source runs (Options.SourceRuns):
+// the one that succeeds most often on held-out train tasks of the run's
+// own environment (SourceStartEpisodes of them, the same draw for every
+// run, so every seed and every algorithm of one setting starts alike).
+const InitPolicySource = "source"
+
+// SourceStartEpisodes is how many held-out train tasks each candidate of
+// InitPolicySource plays (sampled actions, as runs evaluate).
+const SourceStartEpisodes = 256
 
 // ErrInitPolicy means the policy a run was asked to start from cannot be
 // used: a missing file or run, a run that has not finished, a snapshot
@@ -41,6 +54,9 @@ type InitPolicy struct {
 	// Run and Version name the recorded run's final policy (run:NAME only).
 	Run     string `json:"run,omitempty"`
 	Version int64  `json:"version,omitempty"`
+	// Candidates, for InitPolicySource, are the success rates on held-out
+	// train tasks of every source run's final policy, by run.
+	Candidates map[string]float64 `json:"candidates,omitempty"`
 	// EnvSteps are the environment steps the start cost: its run's (with
 	// the runs that run's PRM was trained on), or, for a file, what the
 	// record beside it says (rspo sft's demonstrations, or a run report's
@@ -60,10 +76,18 @@ func (c *Config) resolveInitPolicy(ctx context.Context, js jetstream.JetStream) 
 	if c.InitPolicy == "" || c.Learner.InitPolicy != nil {
 		return nil
 	}
-	b, info, err := readInitPolicy(ctx, js, c.InitPolicy)
+	source, candidates := c.InitPolicy, map[string]float64(nil)
+	if source == InitPolicySource {
+		var err error
+		if source, candidates, err = c.chooseSourceStart(ctx, js); err != nil {
+			return err
+		}
+	}
+	b, info, err := readInitPolicy(ctx, js, source)
 	if err != nil {
 		return err
 	}
+	info.Source, info.Candidates = c.InitPolicy, candidates
 	p, err := policy.Load(b)
 	if err != nil {
 		return fmt.Errorf("%w %s: not a policy snapshot this rspo reads: %w", ErrInitPolicy, c.InitPolicy, err)
@@ -81,7 +105,47 @@ func (c *Config) resolveInitPolicy(ctx context.Context, js jetstream.JetStream) 
 
 // initPolicyFromRun reports whether InitPolicy names a recorded run,
 // which only the bus can resolve.
-func (c Config) initPolicyFromRun() bool { return strings.HasPrefix(c.InitPolicy, InitPolicyRunPrefix) }
+func (c Config) initPolicyFromRun() bool {
+	return strings.HasPrefix(c.InitPolicy, InitPolicyRunPrefix) || c.InitPolicy == InitPolicySource
+}
+
+// chooseSourceStart evaluates the final policy of every built-in source
+// run on held-out train tasks of the run's environment and returns the
+// best one as run:NAME, with every candidate's success rate.
+func (c *Config) chooseSourceStart(ctx context.Context, js jetstream.JetStream) (string, map[string]float64, error) {
+	if len(c.SourceRuns) == 0 {
+		return "", nil, fmt.Errorf("%w %s: this run has no built-in source runs to start from", ErrInitPolicy, InitPolicySource)
+	}
+	env, err := envs.New(c.Learner.Env, c.Learner.EnvOptions)
+	if err != nil {
+		return "", nil, err
+	}
+	tasks, err := env.Tasks(envs.SplitTrain, SourceStartEpisodes, rollout.EpisodeSeed(SourcePRMSeed, "source-start-tasks"))
+	if err != nil {
+		return "", nil, err
+	}
+	best, bestRate, rates := "", -1.0, map[string]float64{}
+	for _, sc := range c.SourceRuns {
+		run := InitPolicyRunPrefix + sc.run()
+		b, _, err := readInitPolicy(ctx, js, run)
+		if err != nil {
+			return "", nil, err
+		}
+		p, err := policy.Load(b)
+		if err != nil {
+			return "", nil, fmt.Errorf("%w %s: %w", ErrInitPolicy, run, err)
+		}
+		rep, err := rollout.Evaluate(ctx, env, tasks, policy.NewAgent(p, false), rollout.EvalOptions{Episodes: len(tasks), Seed: SourcePRMSeed})
+		if err != nil {
+			return "", nil, err
+		}
+		rates[sc.run()] = rep.Overall.SuccessRate
+		if rep.Overall.SuccessRate > bestRate {
+			best, bestRate = run, rep.Overall.SuccessRate
+		}
+	}
+	return best, rates, nil
+}
 
 // readInitPolicy reads the snapshot source names: a file, or the final
 // policy of a finished recorded run on the bus.
@@ -157,5 +221,10 @@ func startSteps(ctx context.Context, js jetstream.JetStream, sources []string, i
 	if init.EnvSteps, err = sourceSteps(ctx, js, []string{init.Run}); err != nil {
 		return 0, err
 	}
-	return sourceSteps(ctx, js, append(slices.Clone(sources), init.Run))
+	runs := append(slices.Clone(sources), init.Run)
+	for r := range init.Candidates { // the choice took every candidate's training
+		runs = append(runs, r)
+	}
+	slices.Sort(runs)
+	return sourceSteps(ctx, js, runs)
 }

@@ -251,3 +251,74 @@ func TestWarmStartWithAnExternalTrainer(t *testing.T) {
 		t.Fatalf("final policy: builtin %s, external %s", a, b)
 	}
 }
+
+// init-policy source starts a run from the best final policy of its
+// recipe's built-in source runs, judged on held-out train tasks; the base
+// algorithm given the same start trains on the same source runs and
+// counts the same environment steps for them.
+func TestSourceStartIsTheBestSourcePolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	dir := t.TempDir()
+	small := func(cfg Config) Config {
+		for i := range cfg.SourceRuns {
+			cfg.SourceRuns[i].Learner.Updates, cfg.SourceRuns[i].Learner.Tasks, cfg.SourceRuns[i].Learner.GroupSize = 3, 4, 4
+			cfg.SourceRuns[i].Learner.EvalEpisodes, cfg.SourceRuns[i].Settings = 4, nil
+		}
+		cfg.Logger = smallRun(t, dir, true).Logger
+		return cfg
+	}
+	recipe := small(tinyRecipeRun(t, "recipe", dir, func(o *Options) { o.InitPolicy = InitPolicySource }))
+	base := small(tinyRecipeRun(t, "base", dir, func(o *Options) { o.InitPolicy, o.RSPO = InitPolicySource, false }))
+	n := len(recipe.SourceRuns)
+	if len(base.Sources) != 0 || len(base.SourceRuns) != n || n < 2 {
+		t.Fatalf("the base run has PRM sources %v and %d source runs; want none and the recipe's %d", base.Sources, len(base.SourceRuns), n)
+	}
+	sumRecipe, err := Run(context.Background(), recipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumBase, err := Run(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri, bi := sumRecipe.InitPolicy, sumBase.InitPolicy
+	if ri == nil || bi == nil || len(ri.Candidates) != n || ri.Run != bi.Run || ri.SHA256 != bi.SHA256 {
+		t.Fatalf("starts: recipe %+v, base %+v; want one source run, chosen among %d by both", ri, bi, n)
+	}
+	for run, rate := range ri.Candidates {
+		if rate > ri.Candidates[ri.Run] {
+			t.Errorf("chose %s (%.3f) over %s (%.3f)", ri.Run, ri.Candidates[ri.Run], run, rate)
+		}
+	}
+	if sumBase.EnvStepsSource != sumRecipe.EnvStepsSource || sumBase.EnvStepsSource == 0 {
+		t.Errorf("source steps: base %d, recipe %d; want the same knowledge counted alike", sumBase.EnvStepsSource, sumRecipe.EnvStepsSource)
+	}
+	emb, err := streams.StartEmbedded(streams.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Shutdown()
+	nc, js, err := emb.Connect(context.Background(), "check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	chosen, err := streams.GetSnapshot(context.Background(), js, streams.BucketPolicy, streams.PolicyObject(ri.Run, ri.Version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"recipe", "base"} {
+		v0, err := streams.GetSnapshot(context.Background(), js, streams.BucketPolicy, streams.PolicyObject(run, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := policy.Load(chosen)
+		p.SetVersion(0)
+		want, _ := p.MarshalBinary()
+		if string(v0) != string(want) {
+			t.Errorf("%s: version 0 is not the chosen source policy", run)
+		}
+	}
+}

@@ -324,7 +324,13 @@ func Serve(ctx context.Context, cfg Config, name string) error {
 	}
 	defer drain(nc)
 	bus := Bus{Conn: nc, JS: js}
-	if name == StageLearner {
+	if name == StageLearner { // the learner decides the PRM and the start: its source runs train in this process
+		if err := streams.Ensure(ctx, js, cfg.Streams); err != nil {
+			return err
+		}
+		if err := runSources(ctx, cfg); err != nil {
+			return err
+		}
 		if err := cfg.resolveInitPolicy(ctx, js); err != nil {
 			return err
 		}
@@ -332,10 +338,7 @@ func Serve(ctx context.Context, cfg Config, name string) error {
 	if err := prepare(ctx, bus, cfg, name == StageLearner); err != nil {
 		return err
 	}
-	if name == StageLearner { // the learner decides the PRM: its source runs train in this process
-		if err := runSources(ctx, cfg); err != nil {
-			return err
-		}
+	if name == StageLearner {
 		if err := cfg.prepareSourcePRM(ctx, js); err != nil {
 			return err
 		}
