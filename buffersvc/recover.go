@@ -67,5 +67,9 @@ func (s *Service) rebuild(ctx context.Context) error {
 	}
 	s.cfg.Logger.Warn("buffersvc: store rebuilt", "run", s.cfg.Run, "read", res.Read, "stored", res.Put.Stored,
 		"dropped", res.Put.Dropped, "cleared_through", res.ClearedThrough)
+	if g := res.Gaps; g.Missing() > 0 {
+		s.cfg.Logger.Warn("buffersvc: the swapped stream lost records: the rebuilt store lacks them", "run", s.cfg.Run,
+			"missing_inside", g.Inside, "missing_tail", g.Tail, "gaps", g.String())
+	}
 	return nil
 }
