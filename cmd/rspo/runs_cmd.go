@@ -96,6 +96,8 @@ func (r runInfo) state() string {
 		state = "running (no checkpoint yet)"
 	case r.cp != nil:
 		state = fmt.Sprintf("interrupted (update %d)", r.cp.Update)
+	case r.usage.Messages == 0:
+		state = "snapshots only" // e.g. the PRM trained on source runs
 	default:
 		state = "interrupted (no checkpoint)"
 	}
