@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -215,4 +216,85 @@ func TestRebuildCountsRecordsLostAtTheStreamsEnd(t *testing.T) {
 		t.Errorf("gaps %+v, want at least the %d records lost at the end", res.Gaps, lost)
 	}
 	t.Logf("%d of %d records survived; %s", res.Put.Stored, len(ids), fmt.Sprint(res.Gaps))
+}
+
+// ackAll acknowledges every record of run "r" on a durable consumer named
+// as the buffer's, as a buffer that stored them would have.
+func ackAll(t *testing.T, js jetstream.JetStream, n int) {
+	t.Helper()
+	cons, err := js.CreateOrUpdateConsumer(context.Background(), streams.StreamSwapped, jetstream.ConsumerConfig{
+		Durable: "buffer-r", FilterSubject: streams.Subjects("r").Swapped, AckPolicy: jetstream.AckExplicitPolicy, MaxDeliver: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for acked := 0; acked < n; {
+		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			if err := m.DoubleAck(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			acked++
+		}
+	}
+}
+
+// A start-up rebuild of a lost store that is cut short (here the process
+// stops mid-rebuild; a full disk fails it the same way) leaves the store
+// as it was, and the next start rebuilds every record. It used to leave
+// the records stored so far, which the next start took for a complete
+// store and served: a third of the run, with no warning.
+func TestAnInterruptedStartUpRebuildIsRedoneInFull(t *testing.T) {
+	b := newDiskBus(t)
+	ids := publishSwapped(t, b.js, 800)
+	ackAll(t, b.js, len(ids))
+	dir := t.TempDir()
+	store, err := buffersvc.Open(dir, buffersvc.Options{}) // the old store is lost
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+
+	svc, err := buffersvc.NewService(b.nc, b.js, store, buffersvc.Config{Run: "r", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	for { // stop as soon as the rebuild has stored something, aside or in place
+		st, err := store.Stats("r")
+		if _, aside := os.Stat(dir + ".rebuild"); err == nil && st.Records > 0 || aside == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the service returned %v before the rebuild was seen", err)
+		default:
+		}
+	}
+	stop()
+	<-done
+	if st, err := store.Stats("r"); err != nil || st.Records == int64(len(ids)) {
+		t.Fatalf("the rebuild finished before it was stopped (%d records, %v): the test interrupts nothing", st.Records, err)
+	}
+
+	svc, err = buffersvc.NewService(b.nc, b.js, store, buffersvc.Config{Run: "r", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, "buffer", svc.Run)
+	client, err := buffersvc.NewClient(b.nc, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st buffersvc.Stats
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if st, err = client.Stats(context.Background()); err == nil && st.Records == int64(len(ids)) {
+			return
+		}
+	}
+	t.Errorf("after the restart the buffer serves %d of %d records (%v)", st.Records, len(ids), err)
 }

@@ -26,8 +26,8 @@ import (
 // belong to another life of the run — kept, they dropped every record of
 // the new run's first cycles as "already cleared", and the learner waited
 // out its buffer timeout and trained without the buffer. The store
-// forgets the run and is rebuilt from what the log holds of it (usually
-// nothing yet), as a lost store is.
+// is rebuilt from what the log holds of the run (usually nothing yet), as
+// a lost store is, which replaces everything it held of the run.
 func (s *Service) reconcileWithLog(ctx context.Context) error {
 	st, err := s.store.Stats(s.cfg.Run)
 	if err != nil {
@@ -39,10 +39,7 @@ func (s *Service) reconcileWithLog(ctx context.Context) error {
 	case errors.Is(err, jetstream.ErrConsumerNotFound) && holds:
 		s.cfg.Logger.Warn("buffersvc: the store holds the run but the bus has no consumer of it (its store was wiped or replaced): forgetting the run and rebuilding from the log",
 			"run", s.cfg.Run, "consumer", s.cfg.Durable, "records", st.Records, "cleared_through", st.ClearedThrough)
-		if err := s.store.Forget(s.cfg.Run); err != nil {
-			return err
-		}
-		return s.rebuild(ctx)
+		return s.rebuild(ctx) // aside: the rebuilt store holds nothing of the old life
 	case errors.Is(err, jetstream.ErrConsumerNotFound):
 		return nil // a new buffer: nothing was ingested anywhere
 	case err != nil:
@@ -59,9 +56,16 @@ func (s *Service) reconcileWithLog(ctx context.Context) error {
 	return s.rebuild(ctx)
 }
 
-// rebuild replays the run's log into the store (Rebuild).
+// rebuild replays the run's log into a fresh store beside the service's
+// and swaps it in only once it is complete (Store.rebuildAside): a
+// rebuild cut short (a full disk, a crash) leaves the store as it was,
+// and the next start rebuilds again.
 func (s *Service) rebuild(ctx context.Context) error {
-	res, err := Rebuild(ctx, s.js, s.store, s.cfg.Run, s.cfg.KeepCycles)
+	var res RebuildResult
+	err := s.store.rebuildAside(s.cfg.Run, func(fresh *Store) (err error) {
+		res, err = Rebuild(ctx, s.js, fresh, s.cfg.Run, s.cfg.KeepCycles)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("buffersvc: rebuild the store from the log: %w", err)
 	}

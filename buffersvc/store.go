@@ -61,6 +61,7 @@ const (
 type Store struct {
 	mu     sync.Mutex
 	db     *pebble.DB
+	dir    string
 	opts   Options
 	closed bool
 	// syncing counts Puts between their commit and their WAL sync, which
@@ -80,6 +81,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	db, err := openDB(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, dir: dir, opts: opts}, nil
+}
+
+// openDB opens the Pebble database in dir with opts' sizes.
+func openDB(dir string, opts Options) (*pebble.DB, error) {
 	memtable := uint64(defaultMemTableBytes)
 	if opts.MemTableBytes > 0 {
 		memtable = uint64(opts.MemTableBytes)
@@ -94,7 +104,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("buffersvc: open store %s: %w", dir, err)
 	}
-	return &Store{db: db, opts: opts}, nil
+	return db, nil
 }
 
 // Close flushes the memtables and closes the store. Further calls return
