@@ -53,13 +53,15 @@ func (s *Store) copyOtherRuns(fresh *Store, run string) error {
 	}
 	defer it.Close()
 	b := fresh.db.NewBatch()
-	for it.First(); it.Valid(); it.Next() {
-		if keyRun(it.Key()) == run {
+	for it.First(); it.Valid(); {
+		if keyRun(it.Key()) == run { // skip the run's part of this key space unread: it may be what is damaged
+			it.SeekGE(prefixEnd(runPrefix(it.Key()[0], run)))
 			continue
 		}
 		if err := b.Set(it.Key(), it.Value(), nil); err != nil {
 			return errors.Join(fmt.Errorf("buffersvc: copy: %w", err), b.Close())
 		}
+		it.Next()
 	}
 	if err := it.Error(); err != nil {
 		return errors.Join(fmt.Errorf("buffersvc: copy: %w", err), b.Close())

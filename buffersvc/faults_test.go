@@ -3,8 +3,10 @@ package buffersvc_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -297,4 +300,87 @@ func TestAnInterruptedStartUpRebuildIsRedoneInFull(t *testing.T) {
 		}
 	}
 	t.Errorf("after the restart the buffer serves %d of %d records (%v)", st.Records, len(ids), err)
+}
+
+// corruptSST writes 8 KB of random bytes into the middle of every sstable
+// of the store in dir.
+func corruptSST(t *testing.T, dir string) {
+	t.Helper()
+	ssts, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if err != nil || len(ssts) == 0 {
+		t.Fatalf("no sstable in the store (%v)", err)
+	}
+	noise := make([]byte, 8<<10)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	for _, sst := range ssts {
+		f, err := os.OpenFile(sst, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := f.Stat()
+		if err == nil {
+			_, err = f.WriteAt(noise, fi.Size()/3)
+		}
+		if err = errors.Join(err, f.Close()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// 8 KB of random bytes inside the store's sstable fail the checksum of
+// the records there: the sample that meets them logs the damage, the
+// store is healed from the stream, and the sample is answered in full. It
+// used to answer 500 "checksum mismatch" to every sample of the cycle,
+// logging nothing.
+func TestSampleHealsADamagedStoreFromTheStream(t *testing.T) {
+	b := newDiskBus(t)
+	ids := publishSwapped(t, b.js, 100)
+	dir := t.TempDir()
+	store, err := buffersvc.Open(dir, buffersvc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := buffersvc.NewService(b.nc, b.js, store, buffersvc.Config{Run: "r", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- first.Run(ctx) }()
+	for st, _ := store.Stats("r"); st.Records < int64(len(ids)); st, _ = store.Stats("r") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if err := errors.Join(<-done, store.Close()); err != nil {
+		t.Fatal(err)
+	}
+	corruptSST(t, dir)
+
+	if store, err = buffersvc.Open(dir, buffersvc.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := store.Sample("r", buffersvc.SampleRequest{Cycle: 1, Count: len(ids)}); err == nil || !pebble.IsCorruptionError(err) {
+		t.Fatalf("sampling the damaged store: %v, want a checksum mismatch (the test damages nothing)", err)
+	}
+	var logs logBuffer
+	svc, err := buffersvc.NewService(b.nc, b.js, store, buffersvc.Config{Run: "r", Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, "buffer", svc.Run)
+	client, err := buffersvc.NewClient(b.nc, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.Sample(context.Background(), buffersvc.SampleRequest{Cycle: 1, Count: len(ids)})
+	if err != nil || len(got) != len(ids) {
+		t.Fatalf("sample of the damaged store: %d records, %v; want all %d", len(got), err, len(ids))
+	}
+	if !strings.Contains(logs.String(), "checksum mismatch") {
+		t.Errorf("the damage is not logged:\n%s", logs.String())
+	}
 }

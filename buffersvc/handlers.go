@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 )
@@ -49,7 +50,22 @@ func (s *Service) handleSample(req micro.Request) {
 // they are (format ReplyFormatRecords), copied once from the store into
 // the reply: no decode and re-encode here, the client decodes each record
 // once.
+//
+// A sample that meets a checksum mismatch (a damaged sstable) is logged,
+// the store is healed from the stream (heal) and the sample is tried once
+// more: it used to answer 500 "checksum mismatch" to every sample of the
+// cycle, logging nothing.
 func (s *Service) sampleReply(sr SampleRequest) ([]byte, int, error) {
+	data, n, err := s.store.sampleReply(s.cfg.Run, sr)
+	if err == nil || !pebble.IsCorruptionError(err) {
+		return data, n, err
+	}
+	s.cfg.Logger.Error("buffersvc: the store is damaged (checksum mismatch while sampling): healing it from the stream",
+		"run", s.cfg.Run, "cycle", sr.Cycle, "err", err)
+	if herr := s.heal(); herr != nil {
+		s.cfg.Logger.Error("buffersvc: healing the store failed", "run", s.cfg.Run, "err", herr)
+		return nil, 0, errors.Join(err, herr)
+	}
 	return s.store.sampleReply(s.cfg.Run, sr)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -76,4 +77,22 @@ func (s *Service) rebuild(ctx context.Context) error {
 			"missing_inside", g.Inside, "missing_tail", g.Tail, "gaps", g.String())
 	}
 	return nil
+}
+
+// healTimeout bounds a heal's rebuild: the sample that met the damage
+// waits for it.
+const healTimeout = 5 * time.Minute
+
+// heal rebuilds the run's records from the stream beside the damaged
+// store and swaps them in (rebuild), with ingest and clearing paused so
+// that nothing lands in the files being replaced. It rebuilds the whole
+// run, not only the damaged cycle: a damaged sstable may hold any of the
+// run's keys, and the stream is the only copy known to be sound. Sample
+// counts restart at zero, as after any rebuild.
+func (s *Service) heal() error {
+	s.healing.Lock()
+	defer s.healing.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), healTimeout)
+	defer cancel()
+	return s.rebuild(ctx)
 }

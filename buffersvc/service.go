@@ -96,6 +96,9 @@ type Service struct {
 	cfg   Config
 
 	stored, replaced, dropped, dead, batches atomic.Int64
+	// healing is held for writing while a heal rebuilds the store aside
+	// and swaps it in, and for reading by every write to the store.
+	healing sync.RWMutex
 }
 
 // NewService returns a buffer service over store, which the caller opens and
