@@ -1,6 +1,7 @@
 package buffersvc
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,26 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 )
+
+// queueSample queues a sample request for serveSamples, in its client's
+// turn (fairQueue); a request beyond the queue's bounds gets ErrBusy.
+func (s *Service) queueSample(req micro.Request) {
+	if !s.samples.push(clientOf(req.Reply()), req) {
+		s.respondError(req, fmt.Errorf("%w (client %s)", ErrBusy, clientOf(req.Reply())))
+	}
+}
+
+// serveSamples answers the queued sample requests, one at a time (the
+// store serialises samples anyway), until ctx ends.
+func (s *Service) serveSamples(ctx context.Context) error {
+	for {
+		req, ok := s.samples.pop(ctx)
+		if !ok {
+			return nil
+		}
+		s.handleSample(req)
+	}
+}
 
 // handleSample answers a SampleRequest with the records as one Arrow IPC
 // stream (schemas.EncodeTrajectoryBatch), cut into parts that each fit the
