@@ -35,7 +35,24 @@ type policyLibrary struct {
 	log    *slog.Logger
 	loaded []string // model names, oldest first
 	newest int64
-	gone   []int64 // announced versions whose snapshot is no longer stored, not yet reported
+	gone   goneVersions
+}
+
+// goneVersions counts the announced versions whose snapshots are no
+// longer stored, until they are reported.
+type goneVersions struct {
+	n              int
+	oldest, newest int64
+}
+
+func (g *goneVersions) add(v int64) {
+	if g.n == 0 || v < g.oldest {
+		g.oldest = v
+	}
+	if g.n == 0 || v > g.newest {
+		g.newest = v
+	}
+	g.n++
 }
 
 // policyDeadLetters names `rspo serve policy` in dead-letter subjects:
@@ -94,21 +111,15 @@ func (l *policyLibrary) take(ctx context.Context, msg jetstream.Msg) {
 // stream sequence seq. It returns why the announcement is not the run's
 // own ("" for one that is, served or not).
 func (l *policyLibrary) add(ctx context.Context, data []byte, seq uint64) (reason string) {
-	e, err := schemas.DecodeEvent(data)
-	if err == nil && (e.Run != l.run || e.Type != schemas.EventPolicyPublished) {
-		err = fmt.Errorf("%s event of run %q", e.Type, e.Run)
-	}
-	if err != nil {
-		return fmt.Sprintf("not a policy.published event of run %q: %v", l.run, err)
-	}
-	if reason := l.foreign(e, seq); reason != "" {
+	e, reason := l.check(data, seq)
+	if reason != "" {
 		return reason
 	}
 	object := cmp.Or(e.Object, streams.PolicyObject(l.run, e.PolicyVersion))
 	b, err := streams.GetSnapshot(ctx, l.js, streams.BucketPolicy, object)
 	switch {
 	case errors.Is(err, jetstream.ErrObjectNotFound):
-		l.gone = append(l.gone, e.PolicyVersion) // the learner keeps the newest few
+		l.gone.add(e.PolicyVersion) // the learner keeps the newest few
 		return ""
 	case err != nil:
 		if ctx.Err() == nil {
@@ -126,6 +137,19 @@ func (l *policyLibrary) add(ctx context.Context, data []byte, seq uint64) (reaso
 	}
 	l.serve(cmp.Or(e.Model, schemas.DefaultModelName(l.run, e.PolicyVersion)), e.PolicyVersion, p)
 	return ""
+}
+
+// check decodes the announcement data, stored at stream sequence seq,
+// and says why it cannot be the run's ("" when it can).
+func (l *policyLibrary) check(data []byte, seq uint64) (schemas.Event, string) {
+	e, err := schemas.DecodeEvent(data)
+	if err == nil && (e.Run != l.run || e.Type != schemas.EventPolicyPublished) {
+		err = fmt.Errorf("%s event of run %q", e.Type, e.Run)
+	}
+	if err != nil {
+		return e, fmt.Sprintf("not a policy.published event of run %q: %v", l.run, err)
+	}
+	return e, l.foreign(e, seq)
 }
 
 // foreign says why e, stored at stream sequence seq, cannot announce a
@@ -165,12 +189,12 @@ func defaultModelVersion(run, model string) (int64, bool) {
 // reportGone logs, in one line, the announced versions whose snapshots
 // were no longer stored: on a long finished run, most of them.
 func (l *policyLibrary) reportGone() {
-	if len(l.gone) == 0 {
+	if l.gone.n == 0 {
 		return
 	}
 	l.log.Info("announced policy versions not served: their snapshots are no longer stored (the learner keeps the newest few)",
-		"versions", len(l.gone), "oldest", slices.Min(l.gone), "newest", slices.Max(l.gone))
-	l.gone = l.gone[:0]
+		"versions", l.gone.n, "oldest", l.gone.oldest, "newest", l.gone.newest)
+	l.gone = goneVersions{}
 }
 
 func (l *policyLibrary) serve(name string, v int64, p *policy.Policy) {

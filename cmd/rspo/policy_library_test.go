@@ -332,3 +332,30 @@ func TestServePolicyWithItsCredentials(t *testing.T) {
 		t.Errorf("serve policy was refused something:\n%s", log)
 	}
 }
+
+// FuzzPolicyAnnouncement: whatever an announcement holds, checking it
+// never panics, and one it lets through is a policy.published event of
+// the run, naming one of the run's snapshots (or none), a version no
+// higher than its stream sequence number, and no other version's default
+// model name.
+func FuzzPolicyAnnouncement(f *testing.F) {
+	f.Add([]byte(`{"type":"policy.published","run":"fz","time":"2026-01-02T03:04:05Z","policy_version":3,"object":"fz/v000000000003","model":"fz-v3"}`), uint64(4))
+	f.Add([]byte(`{"type":"policy.published","run":"fz","time":"2026-01-02T03:04:05Z","policy_version":9000000000000000000}`), uint64(7))
+	f.Add([]byte(`{"type":"policy.published","run":"fz","time":"2026-01-02T03:04:05Z","policy_version":1,"object":"other/v000000000001","model":"fz-v01"}`), uint64(9))
+	f.Add([]byte(`{"type":"cycle.started","run":"fz","time":"2026-01-02T03:04:05Z"}`), uint64(1))
+	l := &policyLibrary{run: "fz"}
+	f.Fuzz(func(t *testing.T, data []byte, seq uint64) {
+		seq = max(seq, 1) // JetStream numbers a stream's messages from 1
+		e, reason := l.check(data, seq)
+		if reason != "" {
+			return
+		}
+		if e.Run != "fz" || e.Type != schemas.EventPolicyPublished || e.PolicyVersion < 0 || uint64(e.PolicyVersion) > seq ||
+			e.Object != "" && !strings.HasPrefix(e.Object, "fz/") {
+			t.Fatalf("let through %+v at sequence %d", e, seq)
+		}
+		if v, ok := defaultModelVersion("fz", e.Model); ok && v != e.PolicyVersion {
+			t.Fatalf("let through model %q for version %d", e.Model, e.PolicyVersion)
+		}
+	})
+}
