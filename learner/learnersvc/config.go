@@ -79,6 +79,11 @@ type Config struct {
 	// task's (OffTargetAll, the default) or only those whose rollouts all
 	// failed, with α scaled by their share (OffTargetFailing).
 	OffTarget OffTarget
+	// ExploreTarget says which of a cycle's tasks the explorer explores:
+	// all of them (ExploreTargetAll, the default) or those of the task
+	// types that failed an on-policy group in the previous cycle, with the
+	// same rollouts in all (ExploreTargetFailing).
+	ExploreTarget ExploreTarget
 
 	// PRM is the initial PRM (e.g. trained on other runs); nil with a PRM
 	// needed means a warm-up: collect PRMWarmupTasks×GroupSize rollouts
@@ -246,6 +251,9 @@ func (c Config) Validate() error {
 	if c.RSPO && c.offCount() < 1 {
 		bad("alpha %v with %d tasks × %d rollouts asks for no buffer record; raise alpha or set rspo=false",
 			c.Trainer.Alpha, c.Tasks, c.GroupSize)
+	}
+	if !c.ExploreTarget.Valid() {
+		bad("explore target %q: want %s or %s", c.ExploreTarget, ExploreTargetAll, ExploreTargetFailing)
 	}
 	if !c.OffTarget.Valid() {
 		bad("off target %q: want %s or %s", c.OffTarget, OffTargetAll, OffTargetFailing)

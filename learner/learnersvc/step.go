@@ -71,6 +71,9 @@ func (s *Service) step(ctx context.Context) error {
 	clock.lap("update")
 	s.cp.Update++
 	s.cp.EnvStepsActor += rollout.EnvSteps(on)
+	if s.cfg.RSPO {
+		s.cp.countGroups(on)
+	}
 	s.cp.TrajSeq = s.nextSeq
 	if s.external() {
 		err = s.adoptVersion(ctx, trained)
