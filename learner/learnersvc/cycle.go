@@ -29,6 +29,7 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 		return err
 	}
 	plan.Tasks, plan.Seed = rollout.TaskRefs(pool), rollout.EpisodeSeed(s.cfg.Seed, "explore", cycle)
+	plan.Nonce = s.nonces.Cycle(cycle)
 	if s.prm != nil && s.cfg.Explorer == schemas.ExplorerPRM {
 		plan.PRMVersion = s.prm.Version
 	}

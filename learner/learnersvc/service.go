@@ -49,6 +49,19 @@ type Service struct {
 	// requested is the first update whose rollouts this process has not
 	// asked for (requestAhead).
 	requested int64
+	// nonces derives the nonces of the run's requests and plans (nonce.go).
+	nonces NonceKey
+	// refused counts trajectories and buffer records this process refused
+	// as implausible or not its own (guard.go), beside staleRefused.
+	refused int64
+	// refusedRecords are the buffer records refused in the cycle
+	// refusedCycle: left out of its later samples, dead-lettered once.
+	refusedRecords map[string]bool
+	refusedCycle   int64
+	// refusedOnPolicy are on-policy trajectories the trainer refused
+	// (updateguard.go), with the reason: a redone step asks for their
+	// requests again.
+	refusedOnPolicy map[string]string
 	// workSeqs maps the message id of work this process queued and still
 	// waits for (rollout requests, evaluation shards) to its sequence in
 	// RSPO_WORK: the message an actor's dead letter must be of to count.
@@ -114,7 +127,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, cfg Config) (*Service, error) {
 			}
 		}
 	}
-	s := &Service{cfg: cfg, nc: nc, js: js, env: env}
+	s := &Service{cfg: cfg, nc: nc, js: js, env: env, refusedRecords: map[string]bool{}, refusedOnPolicy: map[string]string{}}
 	if cfg.RSPO {
 		if s.buffer, err = buffersvc.NewClient(nc, cfg.Run); err != nil {
 			return nil, err
@@ -227,6 +240,9 @@ func (s *Service) Checkpoint() Checkpoint { return s.cp }
 func (s *Service) start(ctx context.Context) error {
 	cp, ok, err := LoadCheckpoint(ctx, s.js, s.cfg.Run)
 	if err != nil {
+		return err
+	}
+	if s.nonces, err = s.nonceKey(ctx, ok); err != nil {
 		return err
 	}
 	if ok {

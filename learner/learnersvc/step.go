@@ -108,14 +108,19 @@ func (s *Service) step(ctx context.Context) error {
 }
 
 // train applies the update: in the learner, or by the external trainer,
-// whose policy.published event it returns.
+// whose policy.published event it returns. An update the built-in trainer
+// refuses for one trajectory is redone without it, and one that diverges
+// is refused (updateguard.go).
 func (s *Service) train(ctx context.Context, on, off []*schemas.Trajectory) (learner.UpdateStats, schemas.Event, error) {
 	if s.external() {
 		return s.trainExternally(ctx, on, off)
 	}
 	stats, err := s.trainer.Update(on, off)
 	if err != nil {
-		return stats, schemas.Event{}, permanent(fmt.Errorf("learnersvc: update %d: %w", s.cp.Update+1, err))
+		return stats, schemas.Event{}, s.refuseBatchMember(ctx, on, off, err)
+	}
+	if reason := s.checkUpdate(stats); reason != "" {
+		return stats, schemas.Event{}, s.refuseUpdate(ctx, on, off, reason)
 	}
 	return stats, schemas.Event{}, nil
 }
@@ -145,17 +150,29 @@ func (s *Service) cycleTasks(cycle int64) ([]envs.Task, error) {
 }
 
 // sampleBuffer asks the buffer for α·B·N records of the cycle, preferring
-// the update's tasks.
+// the update's tasks, and keeps those the learner trains on
+// (keepSampled). It asks for as many more as the cycle's records it
+// refused before, which the buffer offers again, so refused records do not
+// shrink the batch.
 func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, tasks []envs.Task) ([]*schemas.Trajectory, error) {
 	ids := make([]string, len(tasks))
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
+	want := s.cfg.offCount()
+	count := want
+	if s.refusedCycle == cycle {
+		count = min(want+len(s.refusedRecords), buffersvc.MaxSampleCount)
+	}
 	recs, err := s.buffer.Sample(ctx, buffersvc.SampleRequest{Cycle: cycle, PreferTasks: ids,
-		Count: s.cfg.offCount(), Seed: rollout.EpisodeSeed(s.cfg.Seed, "sample", u)})
+		Count: count, Seed: rollout.EpisodeSeed(s.cfg.Seed, "sample", u)})
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: buffer sample for update %d: %w", u+1, err)
 	}
+	if recs, err = s.keepSampled(ctx, cycle, recs); err != nil {
+		return nil, err
+	}
+	recs = recs[:min(len(recs), want)]
 	if len(recs) < s.cfg.offCount() {
 		s.cfg.Logger.Warn("buffer returned fewer records than asked", "cycle", cycle, "got", len(recs), "want", s.cfg.offCount())
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/swapper"
@@ -135,6 +136,7 @@ type Service struct {
 	cfg      Config
 	verifier *swapper.Verifier
 	plans    *planBook
+	envs     rollout.EnvCache
 	swapped  atomic.Int64
 	dups     atomic.Int64
 	rejected atomic.Int64
@@ -268,6 +270,7 @@ func (s *Service) Swap(data []byte) (*schemas.Trajectory, error) {
 
 // swap relabels t and, when its cycle's plan or the configuration asks
 // for it, verifies it by replay (in the plan's environment options).
+// Before that it refuses what cannot be the cycle's (admit).
 func (s *Service) swap(t *schemas.Trajectory) (*schemas.Trajectory, error) {
 	out, err := swapper.Relabel(t)
 	if err != nil {
@@ -275,6 +278,9 @@ func (s *Service) swap(t *schemas.Trajectory) (*schemas.Trajectory, error) {
 	}
 	plan, planned := s.plans.get(t.Cycle)
 	if err := checkEnv(t, plan, planned); err != nil {
+		return nil, err
+	}
+	if err := s.admit(t, plan, planned); err != nil {
 		return nil, err
 	}
 	switch {
