@@ -66,6 +66,9 @@ type Service struct {
 	// waits for (rollout requests, evaluation shards) to its sequence in
 	// RSPO_WORK: the message an actor's dead letter must be of to count.
 	workSeqs map[string]uint64
+	// lease is the run's lease the caller acquired (UseLease), or nil:
+	// Run acquires its own.
+	lease *Lease
 	// progress, if set, is told about every finished update; phase about
 	// every phase started.
 	progress, phase func(Progress)
@@ -163,10 +166,48 @@ func (s *Service) startPhase(p Phase, cycle int64) {
 		Phase: p, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer, Version: s.cp.Version})
 }
 
+// UseLease has Run train under l, the run's lease its caller acquired
+// (pipeline.Run takes it before it starts any stage), instead of
+// acquiring one itself. The caller releases it.
+func (s *Service) UseLease(l *Lease) { s.lease = l }
+
 // Run trains until the configured number of updates is done or ctx ends.
 // A run with a checkpoint resumes from it; a finished run returns at once,
 // unless more updates are asked of it than it made: then it continues.
+// It holds the run's lease throughout (lease.go): a run another learner
+// trains is refused at once with a *LeaseHeldError, and if another
+// learner takes the lease over Run stops with ErrLeaseLost.
 func (s *Service) Run(ctx context.Context) error {
+	lease := s.lease
+	if lease == nil {
+		var err error
+		if lease, err = AcquireLease(ctx, s.js, s.cfg.Run, LeaseOptions{TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}); err != nil {
+			return err
+		}
+		defer func() {
+			if err := lease.Release(context.WithoutCancel(ctx)); err != nil {
+				s.cfg.Logger.Warn("learner lease not released: the next learner waits for it to lapse", "err", err)
+			}
+		}()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel(ErrLeaseLost)
+		case <-ctx.Done():
+		}
+	}()
+	err := s.runLeased(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, ErrLeaseLost) {
+		return fmt.Errorf("%w: %s stopped at update %d", cause, s.cfg.Run, s.cp.Update)
+	}
+	return err
+}
+
+// runLeased is Run under the lease.
+func (s *Service) runLeased(ctx context.Context) error {
 	if err := s.start(ctx); err != nil {
 		return err
 	}
