@@ -93,9 +93,10 @@ type Progress struct {
 	// VersionLagMax is how many versions the update's oldest on-policy
 	// rollout lagged behind the policy it trained (0 without
 	// MaxStaleness); StaleRefused counts the on-policy trajectories this
-	// process refused as older than MaxStaleness allows. Both only in an
-	// update's report.
-	VersionLagMax, StaleRefused int64
+	// process refused as older than MaxStaleness allows, and Refused those
+	// and the buffer records it refused as implausible or not the run's
+	// own (guard.go). All three only in an update's report.
+	VersionLagMax, StaleRefused, Refused int64
 	// ShortCycles counts the run's cycles trained without all their
 	// exploration (Checkpoint.ShortCycles); only in an update's report.
 	ShortCycles int64

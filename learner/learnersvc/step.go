@@ -101,7 +101,7 @@ func (s *Service) step(ctx context.Context) error {
 		}
 		s.progress(Progress{Update: s.cp.Update, Updates: int64(s.cfg.Updates), Cycle: cycle,
 			SuccessRate: stats.SuccessOn, EvalSuccess: evalSuccess, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer,
-			Version: s.cp.Version, VersionLagMax: lagMax, StaleRefused: s.staleRefused,
+			Version: s.cp.Version, VersionLagMax: lagMax, StaleRefused: s.staleRefused, Refused: s.refused,
 			ShortCycles: int64(len(s.cp.ShortCycles))})
 	}
 	return nil

@@ -14,6 +14,9 @@
 // afresh instead (Counters.Encoded). Whether a cycle's trajectories
 // are verified, and in which environment options, comes from the cycle's
 // plan (schemas.CyclePlan.Verify), or from Config.Verify for every cycle.
+// Verified or not, a record is refused if it is not its cycle's — ahead
+// of a cycle the learner has not announced, or without the nonce of the
+// cycle's plan — or if no episode could have produced it (admit.go).
 package swappersvc
 
 import (
