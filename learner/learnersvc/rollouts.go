@@ -132,10 +132,11 @@ func (s *Service) collect(ctx context.Context, reqs, later []schemas.RolloutRequ
 // is refused, and its request asked again while its place is empty.
 func (s *Service) take(ctx context.Context, c *collection, m streams.Message) error {
 	t := m.Trajectory
-	k, ok := c.want[t.ID]
+	w, ok := c.want[t.ID]
 	if !ok {
 		return nil
 	}
+	k := w.place
 	p := c.places[k]
 	if stale, err := s.checkOnPolicy(c.reqs[p.req], p.task, t); err != nil { // also after the genuine one: every bad copy counts
 		c.refused++
@@ -143,7 +144,7 @@ func (s *Service) take(ctx context.Context, c *collection, m streams.Message) er
 			c.stale++
 		}
 		s.refuseReplayed(ctx, m, stale, err)
-		if c.got[k] == nil {
+		if c.got[k] == nil && w.attempt == c.attempts[p.req] { // once per attempt: the next one answers all its places
 			return s.askAgain(ctx, c, p.req)
 		}
 		return nil
@@ -183,8 +184,9 @@ func (s *Service) askAgain(ctx context.Context, c *collection, r int) error {
 type collection struct {
 	reqs []schemas.RolloutRequest
 	// want maps the id of every trajectory asked for (each attempt's) to
-	// its place; places says which request and task each place answers.
-	want   map[string]int
+	// its place and attempt; places says which request and task each
+	// place answers.
+	want   map[string]wanted
 	places []place
 	got    []*schemas.Trajectory
 	// attempts counts, per request, the attempts after the first.
@@ -197,8 +199,12 @@ type collection struct {
 // place is one trajectory's place: its request and task within it.
 type place struct{ req, task int }
 
+// wanted is what a trajectory id answers: its place, in the attempt of
+// its request that asked for it (0 for the first).
+type wanted struct{ place, attempt int }
+
 func newCollection(reqs []schemas.RolloutRequest) *collection {
-	c := &collection{reqs: reqs, want: map[string]int{}, attempts: make([]int, len(reqs))}
+	c := &collection{reqs: reqs, want: map[string]wanted{}, attempts: make([]int, len(reqs))}
 	for r, req := range reqs {
 		for i := range req.Tasks {
 			for range req.GroupSize {
@@ -223,7 +229,7 @@ func (c *collection) add(r int, req schemas.RolloutRequest) {
 	}
 	for i := range req.Tasks {
 		for j := 0; j < req.GroupSize; j++ {
-			c.want[rollout.RequestTrajectoryID(req, i, j)] = first + i*req.GroupSize + j
+			c.want[rollout.RequestTrajectoryID(req, i, j)] = wanted{place: first + i*req.GroupSize + j, attempt: c.attempts[r]}
 		}
 	}
 }
