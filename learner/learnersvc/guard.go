@@ -3,6 +3,7 @@ package learnersvc
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
@@ -129,4 +130,59 @@ func (s *Service) refuseRecord(ctx context.Context, t *schemas.Trajectory, why e
 	s.refusedRecords[t.ID] = true
 	s.cfg.Logger.Warn("refusing a buffer record", "cycle", t.Cycle, "record", t.ID, "err", why)
 	s.deadLetterTrajectory(ctx, streams.Subjects(s.cfg.Run).Swapped, fmt.Sprintf("sample/c%d/%s", t.Cycle, t.ID), t, why.Error())
+}
+
+// acceptRecorded says whether a PRM refresh may train on t, a trajectory
+// of the run's streams, which hold whatever anyone with a stage's
+// credentials published there: an on-policy trajectory whose id carries
+// the nonce the learner gave its request (one of its attempts), or a
+// buffer record whose id carries its cycle's, and either plausible in the
+// environment. A run without nonces checks plausibility only.
+func (s *Service) acceptRecorded(plans map[int64]schemas.CyclePlan) func(*schemas.Trajectory) error {
+	return func(t *schemas.Trajectory) error {
+		if len(s.nonces) > 0 {
+			var err error
+			if t.Source == schemas.SourceOnPolicy {
+				err = s.checkRequestNonce(t)
+			} else {
+				err = s.checkCycleNonce(plans, t)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return rollout.CheckTrajectory(s.env, t, false)
+	}
+}
+
+// checkRequestNonce reports whether t's id, <run>.onpolicy.<request>.<seq>.<nonce>,
+// ends with a nonce the learner gave request.
+func (s *Service) checkRequestNonce(t *schemas.Trajectory) error {
+	parts := strings.Split(t.ID, ".")
+	if len(parts) == 5 {
+		for a := range maxRequestAttempts {
+			if parts[4] == s.nonces.Rollout(parts[2], a) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("learnersvc: trajectory %s carries no nonce the learner gave its request", t.ID)
+}
+
+// checkCycleNonce reports whether t's id is one its cycle's plan gave out;
+// plans caches the plans' ids by cycle.
+func (s *Service) checkCycleNonce(plans map[int64]schemas.CyclePlan, t *schemas.Trajectory) error {
+	plan, ok := plans[t.Cycle]
+	if !ok {
+		pool, err := s.cycleTasks(t.Cycle)
+		if err != nil {
+			return err
+		}
+		if len(plans) > 64 {
+			clear(plans)
+		}
+		plan = schemas.CyclePlan{Tasks: rollout.TaskRefs(pool), Nonce: s.nonces.Cycle(t.Cycle)}
+		plans[t.Cycle] = plan
+	}
+	return plan.CheckTrajectoryID(t)
 }
