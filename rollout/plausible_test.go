@@ -16,7 +16,7 @@ import (
 
 // played returns trajectories of the built-in policy in env: what genuine
 // actors publish.
-func played(t *testing.T, env envs.Env, n int) []*schemas.Trajectory {
+func played(t testing.TB, env envs.Env, n int) []*schemas.Trajectory {
 	t.Helper()
 	tasks, err := env.Tasks(envs.SplitTrain, n, 3)
 	if err != nil {

@@ -63,6 +63,7 @@ func (s *Service) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	clear(s.refusedOnPolicy) // their requests are answered: the ids are no longer asked for
 	clock.lap("update")
 	s.cp.Update++
 	s.cp.EnvStepsActor += rollout.EnvSteps(on)
