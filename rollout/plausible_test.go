@@ -151,3 +151,25 @@ func TestTokenStepsScaleTheLogProbFloor(t *testing.T) {
 		t.Error("a 64-token step below 64 choices' floor passed")
 	}
 }
+
+// BenchmarkCheckTrajectory measures the guard's cost per household
+// trajectory, to set beside its decode (schemas' BenchmarkDecode*).
+func BenchmarkCheckTrajectory(b *testing.B) {
+	env, err := envs.New("household", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	trajs := played(b, env, 16)
+	steps := 0
+	for _, tr := range trajs {
+		steps += len(tr.Steps)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := rollout.CheckTrajectory(env, trajs[i%len(trajs)], true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(steps)/float64(len(trajs)), "steps/traj")
+}
