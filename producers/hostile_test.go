@@ -68,8 +68,7 @@ func TestExplorerDeadLettersCyclesOfAnotherRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), GroupSize: 1, Collect: 1,
-		Mode: schemas.ExplorerFrozen}
+	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Mode: schemas.ExplorerFrozen}}
 	raw, _ := json.Marshal(plan)
 	e := schemas.Event{Type: schemas.EventCycleStarted, Run: "other", Cycle: 0, Config: raw, Time: time.Unix(1700000000, 0).UTC()}
 	shard := schemas.ShardsOf("other", 0, 0, plan)[0]

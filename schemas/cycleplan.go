@@ -41,49 +41,22 @@ type CyclePlan struct {
 	// Tasks are the cycle's tasks: the learner's updates of this cycle draw
 	// their on-policy tasks from them, so swapped records share their groups.
 	Tasks []TaskRef `json:"tasks"`
-	// GroupSize is the number of rollouts per task in each explorer update.
-	GroupSize int `json:"group_size"`
+	// ExploreSettings are the explorer's knobs, as the learner was given
+	// them (group size, collection, mode, tilt, noise, gate, verification,
+	// shards).
+	ExploreSettings
 	// Updates is k, the explorer's dense-reward updates of π_B.
 	Updates int `json:"updates"`
-	// Collect is the number of rollouts per task of the final π_B that are
-	// published for the swap (0 is allowed when SwapAll publishes the
-	// training rollouts instead).
-	Collect int `json:"collect"`
-	// SwapAll publishes the explorer's training rollouts too, each with its
-	// own behaviour log-probs, not only the final collection.
-	SwapAll bool `json:"swap_all,omitempty"`
 	// PRMVersion is the PRM version to score with (0: the explorer's own
 	// choice, e.g. a random PRM in the random-prm control).
 	PRMVersion int64 `json:"prm_version,omitempty"`
 	// Seed makes the cycle's sampling reproducible.
 	Seed int64 `json:"seed"`
 
-	// Mode is how π_B is obtained. Empty means ExplorerPRM.
-	Mode ExplorerMode `json:"mode,omitempty"`
-	// Tilt, when > 0, replaces π_B's dense-reward training by acting-time
-	// steering: π_B(a|s) ∝ π_θ(a|s)·exp(Tilt·r̂(s,a)).
-	Tilt float64 `json:"tilt,omitempty"`
-	// PRMNoise is σ of Gaussian noise added to every PRM score (ablation).
-	PRMNoise float64 `json:"prm_noise,omitempty"`
-	// GateAUC, when > 0, keeps π_B a plain copy for a PRM whose held-out
-	// AUC is below it.
-	GateAUC float64 `json:"gate_auc,omitempty"`
 	// Trainer is π_B's trainer configuration: the learner's own settings
 	// (a learner.Config as JSON), whose reward source the explorer forces
 	// to the dense reward. Empty means the trainer's defaults.
 	Trainer json.RawMessage `json:"trainer,omitempty"`
-	// Verify asks the swapper to replay every trajectory of the cycle in
-	// its environment and dead-letter those whose claimed outcome the
-	// replay disproves.
-	Verify bool `json:"verify,omitempty"`
-	// Shards is how many work items (ExploreShard) the cycle's exploration
-	// is split into: shard k collects the trajectories of the tasks
-	// ShardTasks(k) names, with the seeds and ids the whole cycle would
-	// give them, so what is explored does not depend on the shard count.
-	// In the trained mode every shard trains the same π_B (training is
-	// deterministic in the plan's seed) and only the collection is split.
-	// 0, in plans written before sharding, means 1; at most len(Tasks).
-	Shards int `json:"shards,omitempty"`
 	// Nonce, when set, is the learner's unguessable token for the cycle:
 	// every explorer trajectory of the cycle carries it in its id
 	// (TrajectoryID), never in a seed, so records published under the
@@ -122,6 +95,9 @@ func (p CyclePlan) Validate() error {
 // ValidateExplorer checks the explorer settings of the plan: its mode and
 // how it uses its PRM (tilt, noise, AUC gate).
 func (p CyclePlan) ValidateExplorer() error {
+	if err := p.ExploreSettings.validate(); err != nil {
+		return err
+	}
 	switch {
 	case p.Mode != "" && !p.Mode.Valid():
 		return &ValidationError{Field: "plan.mode", Reason: fmt.Sprintf("%q: want prm, frozen or random-prm", p.Mode)}

@@ -9,13 +9,8 @@ import (
 )
 
 func validPlan() CyclePlan {
-	return CyclePlan{
-		Env: "household", EnvOptions: map[string]string{"preset": "hard"},
-		Tasks:     []TaskRef{{ID: "household/train/1", Type: "pick", Split: "train", Seed: 1}},
-		GroupSize: 8, Updates: 3, Collect: 2, PRMVersion: 4, Seed: 11,
-		Mode: ExplorerRandomPRM, Tilt: 10, GateAUC: 0.7, Trainer: json.RawMessage(`{"lr":0.02}`), Verify: true,
-		Nonce: "0123456789abcdef01234567",
-	}
+	return CyclePlan{Env: "household", EnvOptions: map[string]string{"preset": "hard"}, Tasks: []TaskRef{{ID: "household/train/1", Type: "pick", Split: "train", Seed: 1}}, Updates: 3, PRMVersion: 4, Seed: 11, Trainer: json.RawMessage(`{"lr":0.02}`), ExploreSettings: ExploreSettings{GroupSize: 8, Collect: 2, Mode: ExplorerRandomPRM, Tilt: 10, GateAUC: 0.7, Verify: true},
+		Nonce: "0123456789abcdef01234567"}
 }
 
 func TestCyclePlanOf(t *testing.T) {
@@ -53,6 +48,8 @@ func TestCyclePlanValidate(t *testing.T) {
 		{"unknown mode", func(p *CyclePlan) { p.Mode = "psychic" }, "plan.mode"},
 		{"negative tilt", func(p *CyclePlan) { p.Tilt = -1 }, "plan.tilt"},
 		{"NaN tilt", func(p *CyclePlan) { p.Tilt = math.NaN() }, "plan.tilt"},
+		{"huge tilt", func(p *CyclePlan) { p.Tilt = 1e308 }, "plan.tilt"},
+		{"huge noise", func(p *CyclePlan) { p.PRMNoise = 1e9 }, "plan.prm_noise"},
 		{"negative noise", func(p *CyclePlan) { p.PRMNoise = -0.1 }, "plan.prm_noise"},
 		{"gate above 1", func(p *CyclePlan) { p.GateAUC = 1.5 }, "plan.gate_auc"},
 		{"tilt with noise", func(p *CyclePlan) { p.Tilt, p.PRMNoise = 2, 0.1 }, "plan.prm_noise"},

@@ -21,7 +21,7 @@ func counterPlan(t *testing.T, seeds ...int64) schemas.CyclePlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := schemas.CyclePlan{Env: swappertest.CounterEnv, GroupSize: 1, Collect: 1, Nonce: "5eed0f4a11ce"}
+	plan := schemas.CyclePlan{Env: swappertest.CounterEnv, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1}, Nonce: "5eed0f4a11ce"}
 	for _, seed := range seeds {
 		tasks, _ := env.Tasks(envs.SplitTrain, 1, seed)
 		plan.Tasks = append(plan.Tasks, schemas.TaskRef{ID: tasks[0].ID, Type: tasks[0].Type, Split: tasks[0].Split, Seed: seed})
