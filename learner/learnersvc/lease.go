@@ -106,6 +106,9 @@ type Lease struct {
 	mu   sync.Mutex
 	rev  uint64
 	lost chan struct{}
+	// failing is set while renewals fail for another reason than a
+	// takeover (the bus reconnecting).
+	failing bool
 
 	stop func()
 	done chan struct{}
@@ -231,11 +234,17 @@ func (l *Lease) renew(ctx context.Context) bool {
 	val, _ := json.Marshal(l.holder)
 	rev, err := l.kv.Update(ctx, l.key, val, l.rev)
 	if err == nil {
-		l.rev = rev
+		if l.failing {
+			l.log.Info("learner lease renewed again", "key", l.key)
+		}
+		l.rev, l.failing = rev, false
 		return true
 	}
 	if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		l.log.Warn("learner lease not renewed; retrying", "key", l.key, "err", err)
+		if !l.failing { // once per outage: the bus may be down for a while
+			l.log.Warn("learner lease not renewed; retrying every beat", "key", l.key, "err", err)
+		}
+		l.failing = true
 		return true
 	}
 	e, gerr := l.kv.Get(ctx, l.key)
