@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,6 +32,13 @@ const InitPolicyRunPrefix = "run:"
 // own environment (SourceStartEpisodes of them, the same draw for every
 // run, so every seed and every algorithm of one setting starts alike).
 const InitPolicySource = "source"
+
+// InitPolicyExpertPrefix starts an init-policy "expert:K": a policy
+// trained by SFT on K episodes of the environment's expert (SFT's seed
+// SourcePRMSeed, so every seed and algorithm of one setting starts alike),
+// trained once per store and kept in the policy store under
+// sftObject; its demonstrations' environment steps count as the start's.
+const InitPolicyExpertPrefix = "expert:"
 
 // SourceStartEpisodes is how many held-out train tasks each candidate of
 // InitPolicySource plays (sampled actions, as runs evaluate).
@@ -77,13 +85,20 @@ func (c *Config) resolveInitPolicy(ctx context.Context, js jetstream.JetStream) 
 		return nil
 	}
 	source, candidates := c.InitPolicy, map[string]float64(nil)
-	if source == InitPolicySource {
-		var err error
+	var b []byte
+	var info InitPolicy
+	var err error
+	switch {
+	case source == InitPolicySource:
 		if source, candidates, err = c.chooseSourceStart(ctx, js); err != nil {
 			return err
 		}
+		b, info, err = readInitPolicy(ctx, js, source)
+	case strings.HasPrefix(source, InitPolicyExpertPrefix):
+		b, info, err = c.expertStart(ctx, js)
+	default:
+		b, info, err = readInitPolicy(ctx, js, source)
 	}
-	b, info, err := readInitPolicy(ctx, js, source)
 	if err != nil {
 		return err
 	}
@@ -106,7 +121,56 @@ func (c *Config) resolveInitPolicy(ctx context.Context, js jetstream.JetStream) 
 // initPolicyFromRun reports whether InitPolicy names a recorded run,
 // which only the bus can resolve.
 func (c Config) initPolicyFromRun() bool {
-	return strings.HasPrefix(c.InitPolicy, InitPolicyRunPrefix) || c.InitPolicy == InitPolicySource
+	return strings.HasPrefix(c.InitPolicy, InitPolicyRunPrefix) || c.InitPolicy == InitPolicySource ||
+		strings.HasPrefix(c.InitPolicy, InitPolicyExpertPrefix)
+}
+
+// expertStart returns the SFT policy of InitPolicyExpertPrefix: stored in
+// the policy store under sftObject once trained, so later runs of the
+// setting read it back.
+func (c *Config) expertStart(ctx context.Context, js jetstream.JetStream) ([]byte, InitPolicy, error) {
+	info := InitPolicy{Source: c.InitPolicy}
+	k, err := strconv.Atoi(strings.TrimPrefix(c.InitPolicy, InitPolicyExpertPrefix))
+	if err != nil || k < 2 {
+		return nil, info, fmt.Errorf("%w %s: want expert:K with K ≥ 2 expert episodes", ErrInitPolicy, c.InitPolicy)
+	}
+	object := sftObject(c.Learner.Env, c.Learner.EnvOptions, k)
+	b, err := streams.GetSnapshot(ctx, js, streams.BucketPolicy, object)
+	rb, rerr := streams.GetSnapshot(ctx, js, streams.BucketPolicy, object+SFTRecordSuffix)
+	if err == nil && rerr == nil {
+		var rec SFTResult
+		if err := json.Unmarshal(rb, &rec); err != nil {
+			return nil, info, fmt.Errorf("%w %s: record of %s: %w", ErrInitPolicy, c.InitPolicy, object, err)
+		}
+		info.EnvSteps = rec.EnvSteps
+		return b, info, nil
+	}
+	if !errors.Is(err, jetstream.ErrObjectNotFound) || rerr != nil && !errors.Is(rerr, jetstream.ErrObjectNotFound) {
+		return nil, info, fmt.Errorf("%w %s: %w", ErrInitPolicy, c.InitPolicy, errors.Join(err, rerr))
+	}
+	c.Logger.Info("training the expert start", "episodes", k, "object", object)
+	res, err := SFT(ctx, nil, SFTOptions{Env: c.Learner.Env, EnvOptions: c.Learner.EnvOptions, Demos: DemosExpert, Episodes: k, Seed: SourcePRMSeed})
+	if err != nil {
+		return nil, info, fmt.Errorf("%w %s: %w", ErrInitPolicy, c.InitPolicy, err)
+	}
+	if b, err = res.Policy.MarshalBinary(); err != nil {
+		return nil, info, err
+	}
+	rec, _ := json.Marshal(res)
+	if err := streams.PutSnapshot(ctx, js, streams.BucketPolicy, object, b); err != nil {
+		return nil, info, err
+	}
+	if err := streams.PutSnapshot(ctx, js, streams.BucketPolicy, object+SFTRecordSuffix, rec); err != nil {
+		return nil, info, err
+	}
+	info.EnvSteps = res.EnvSteps
+	return b, info, nil
+}
+
+// sftObject names the stored expert start of an environment setting and
+// demonstration count.
+func sftObject(env string, opts map[string]string, k int) string {
+	return fmt.Sprintf("sft-expert/%s-%s-k%d-s%d", env, sourceSetting(opts), k, SourcePRMSeed)
 }
 
 // chooseSourceStart evaluates the final policy of every built-in source

@@ -322,3 +322,32 @@ func TestSourceStartIsTheBestSourcePolicy(t *testing.T) {
 		}
 	}
 }
+
+// init-policy expert:K starts from SFT on K expert episodes, trained once
+// per store: a second run reads the stored policy back, and both count
+// the demonstrations' steps.
+func TestExpertStartIsTrainedOnceAndCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	dir := t.TempDir()
+	var sums []Summary
+	for _, run := range []string{"first", "second"} {
+		cfg := smallRun(t, dir, false)
+		cfg.Learner.Run, cfg.Learner.Updates, cfg.InitPolicy = run, 1, InitPolicyExpertPrefix+"32"
+		sum, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, sum)
+	}
+	a, b := sums[0].InitPolicy, sums[1].InitPolicy
+	if a == nil || b == nil || a.SHA256 != b.SHA256 || a.EnvSteps == 0 || a.EnvSteps != b.EnvSteps || sums[1].EnvStepsSource != a.EnvSteps {
+		t.Errorf("starts %+v and %+v (source steps %d): want one stored policy, its demonstrations counted", a, b, sums[1].EnvStepsSource)
+	}
+	cfg := smallRun(t, dir, false)
+	cfg.Learner.Run, cfg.InitPolicy = "bad", InitPolicyExpertPrefix+"x"
+	if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrInitPolicy) {
+		t.Errorf("expert:x: got %v, want ErrInitPolicy", err)
+	}
+}

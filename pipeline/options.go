@@ -37,7 +37,7 @@ type Options struct {
 	EnvOptions map[string]string `setting:"env-opt" alias:"env_options" default:"" group:"run" stages:"run,learner" help:"environment option KEY=VALUE (repeatable, or comma-separated), e.g. preset=hard"`
 	Data       string            `setting:"data" default:"runs" group:"run" stages:"run" help:"data directory: embedded server store, buffer, report"`
 	// InitPolicy is the policy the run starts from (Config.InitPolicy).
-	InitPolicy string `setting:"init-policy" default:"" group:"run" stages:"run,learner" help:"start π_θ and the reference policy from a policy snapshot FILE (e.g. from rspo sft) or run:NAME, the final policy of a finished run on the same store or server (default: a fresh policy)"`
+	InitPolicy string `setting:"init-policy" default:"" group:"run" stages:"run,learner" help:"start π_θ and the reference policy from a policy snapshot FILE (e.g. from rspo sft), run:NAME (a finished run's final policy on the same store or server), source (the best final policy of the recipe's built-in source runs) or expert:K (SFT on K expert episodes); empty: a fresh policy"`
 
 	Algo      string  `setting:"algo" default:"grpo" enum:"grpo|ppo|gigpo" group:"algorithm" stages:"run,learner" help:"base algorithm: grpo|ppo|gigpo"`
 	RSPO      bool    `setting:"rspo" default:"true" group:"algorithm" stages:"run,learner" help:"RSPO on (explorer, swap, buffer); --rspo=false runs the plain base algorithm"`
@@ -67,7 +67,10 @@ type Options struct {
 	OffRatio string `setting:"off-ratio" alias:"off_ratio" default:"behaviour" recipe:"tilted=old" enum:"behaviour|old" group:"rspo" stages:"run,learner" help:"off-policy ratio: behaviour (eq. 4: π_θ/π_B clipped around π_old/π_B) or old (π_θ/π_old: learn from buffer successes at full weight, biased)"`
 	// OffCredit is which steps of a buffer trajectory get its advantage
 	// (learner.OffCredit): "episode", the paper's, or "no-loops".
-	OffCredit    string `setting:"off-credit" default:"episode" recipe:"tilted=no-loops" enum:"episode|no-loops" group:"rspo" stages:"run,learner" help:"which steps of a buffer trajectory get its advantage: episode (every step, as the paper) or no-loops (no positive credit to detours that came back to a state they started from)"`
+	OffCredit string `setting:"off-credit" default:"episode" recipe:"tilted=no-loops" enum:"episode|no-loops" group:"rspo" stages:"run,learner" help:"which steps of a buffer trajectory get its advantage: episode (every step, as the paper) or no-loops (no positive credit to detours that came back to a state they started from)"`
+	// OffTarget is which on-policy groups buffer records join
+	// (learnersvc.OffTarget).
+	OffTarget    string `setting:"off-target" default:"all" enum:"all|failing" group:"rspo" stages:"run,learner" help:"which on-policy groups buffer records join: all (every task of the update, the paper's) or failing (only tasks whose on-policy rollouts all failed, α scaled by their share: RSPO's signal where the base algorithm has none, the base algorithm's update where it has one)"`
 	KeepVersions int    `setting:"keep-versions" alias:"keep_versions" derived:"k+3" count:"true" group:"rspo" stages:"run,learner" help:"policy snapshots kept in the object store; version 0 always stays"`
 
 	// Explore are the explorer's settings, declared with the cycle plan
@@ -260,7 +263,7 @@ func (o Options) Config() (Config, error) {
 		EvalEvery:           o.EvalEvery, EvalEpisodes: o.EvalEpisodes, EvalGreedy: o.EvalGreedy, EvalSplits: o.EvalSplits,
 		EvalShards:   o.EvalShards,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget), Featurizer: feat},
-		TrainerMode: learnersvc.TrainerMode(o.Trainer), MaxStaleness: o.MaxStaleness,
+		TrainerMode: learnersvc.TrainerMode(o.Trainer), MaxStaleness: o.MaxStaleness, OffTarget: learnersvc.OffTarget(o.OffTarget),
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio),
 			OffCredit: learner.OffCredit(o.OffCredit), Seed: o.Seed},

@@ -263,6 +263,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	defer shutdown()
 	if cfg.initPolicyFromRun() {
+		if err := streams.Ensure(ctx, js, cfg.Streams); err != nil {
+			return Summary{}, err
+		}
 		if err := cfg.resolveInitPolicy(ctx, js); err != nil {
 			return Summary{}, err
 		}

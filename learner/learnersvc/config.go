@@ -75,6 +75,10 @@ type Config struct {
 	Explore schemas.ExploreSettings
 	// ExploreCollectSet marks Explore.Collect as set (so 0 can be asked for).
 	ExploreCollectSet bool
+	// OffTarget says which on-policy groups buffer records join: every
+	// task's (OffTargetAll, the default) or only those whose rollouts all
+	// failed, with α scaled by their share (OffTargetFailing).
+	OffTarget OffTarget
 
 	// PRM is the initial PRM (e.g. trained on other runs); nil with a PRM
 	// needed means a warm-up: collect PRMWarmupTasks×GroupSize rollouts
@@ -248,6 +252,9 @@ func (c Config) Validate() error {
 	if c.RSPO && c.offCount() < 1 {
 		bad("alpha %v with %d tasks × %d rollouts asks for no buffer record; raise alpha or set rspo=false",
 			c.Trainer.Alpha, c.Tasks, c.GroupSize)
+	}
+	if !c.OffTarget.Valid() {
+		bad("off target %q: want %s or %s", c.OffTarget, OffTargetAll, OffTargetFailing)
 	}
 	if !c.Explore.Mode.Valid() {
 		bad("explorer mode %q: want prm, frozen or random-prm", c.Explore.Mode)

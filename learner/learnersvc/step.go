@@ -49,8 +49,13 @@ func (s *Service) step(ctx context.Context) error {
 	lagMax, lagMean := versionLag(on, s.pol.Version())
 	var off []*schemas.Trajectory
 	if s.cfg.RSPO {
-		if off, err = s.sampleBuffer(ctx, cycle, u, tasks); err != nil {
-			return err
+		if ids := s.offTasks(tasks, on); len(ids) > 0 {
+			if off, err = s.sampleBuffer(ctx, cycle, u, ids); err != nil {
+				return err
+			}
+			if off, err = s.targetOff(off, ids); err != nil {
+				return err
+			}
 		}
 		clock.lap("buffer_sample")
 	}
@@ -77,7 +82,7 @@ func (s *Service) step(ctx context.Context) error {
 		return err
 	}
 	clock.lap("publish")
-	s.publishUpdateMetrics(ctx, cycle, stats, on, batchLag{max: lagMax, mean: lagMean}, clock)
+	s.publishUpdateMetrics(ctx, cycle, stats, on, len(off), batchLag{max: lagMax, mean: lagMean}, clock)
 	if s.cfg.RSPO && (withinCycle == s.cfg.K-1 || s.cp.Update == int64(s.cfg.Updates)) {
 		if err := s.endCycle(ctx, cycle); err != nil {
 			return err
@@ -151,15 +156,11 @@ func (s *Service) cycleTasks(cycle int64) ([]envs.Task, error) {
 }
 
 // sampleBuffer asks the buffer for α·B·N records of the cycle, preferring
-// the update's tasks, and keeps those the learner trains on
+// the tasks ids names, and keeps those the learner trains on
 // (keepSampled). It asks for as many more as the cycle's records it
 // refused before, which the buffer offers again, so refused records do not
 // shrink the batch.
-func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, tasks []envs.Task) ([]*schemas.Trajectory, error) {
-	ids := make([]string, len(tasks))
-	for i, t := range tasks {
-		ids[i] = t.ID
-	}
+func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, ids []string) ([]*schemas.Trajectory, error) {
 	want := s.cfg.offCount()
 	count := want
 	if s.refusedCycle == cycle {
