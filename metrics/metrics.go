@@ -33,7 +33,7 @@ type Metrics struct {
 // learnerGauges are the learner's progress.
 type learnerGauges struct {
 	update, updates, version, trainSuccess, evalSuccess, envSteps prometheus.Gauge
-	versionLag, staleRefused, shortCycles                         prometheus.Gauge
+	versionLag, staleRefused, refused, shortCycles                prometheus.Gauge
 }
 
 // latencyBuckets span a millisecond to a minute: a sample from a local
@@ -62,6 +62,7 @@ func New(run string) *Metrics {
 			envSteps:     f.gauge("rspo_learner_env_steps", "Training environment steps so far, actors' and explorers'."),
 			versionLag:   f.gauge("rspo_learner_version_lag", "Policy versions the latest update's oldest on-policy rollout lagged behind the policy it trained."),
 			staleRefused: f.gauge("rspo_learner_stale_refused", "On-policy trajectories this learner process refused as older than --max-staleness allows."),
+			refused:      f.gauge("rspo_learner_refused_trajectories", "On-policy trajectories and buffer records this learner process refused as implausible or not the run's own (dead-lettered)."),
 			shortCycles:  f.gauge("rspo_learner_short_cycles", "RSPO cycles the run trained without all their exploration (explorers or buffer past the explore timeout)."),
 		},
 	}
@@ -143,6 +144,7 @@ func (m *Metrics) Learner(p learnersvc.Progress) {
 	if p.Phase == learnersvc.PhaseUpdated {
 		g.versionLag.Set(float64(p.VersionLagMax))
 		g.staleRefused.Set(float64(p.StaleRefused))
+		g.refused.Set(float64(p.Refused))
 		g.shortCycles.Set(float64(p.ShortCycles))
 	}
 	if p.EvalSuccess >= 0 {

@@ -28,7 +28,7 @@ func TestServedMetrics(t *testing.T) {
 	m.ObserveScore(time.Millisecond, 5)
 	m.Learner(learnersvc.Progress{Update: 7, Updates: 30, Version: 7, SuccessRate: 0.5, EvalSuccess: 0.25, EnvSteps: 900})
 	m.Learner(learnersvc.Progress{Update: 8, Updates: 30, Version: 8, SuccessRate: -1, EvalSuccess: -1, EnvSteps: 950,
-		VersionLagMax: 1, StaleRefused: 2, ShortCycles: 3})
+		VersionLagMax: 1, StaleRefused: 2, Refused: 4, ShortCycles: 3})
 	m.Learner(learnersvc.Progress{Update: 8, Updates: 30, Version: 8, SuccessRate: -1, EvalSuccess: -1, EnvSteps: 950,
 		Phase: learnersvc.PhaseUpdating}) // a phase report leaves the update's figures
 	got := metricstest.Scrape(t, srv.URL(), "stage")
@@ -52,6 +52,7 @@ func TestServedMetrics(t *testing.T) {
 		{"rspo_learner_env_steps", "", 950},
 		{"rspo_learner_version_lag", "", 1},
 		{"rspo_learner_stale_refused", "", 2},
+		{"rspo_learner_refused_trajectories", "", 4},
 		{"rspo_learner_short_cycles", "", 3},
 	} {
 		v, ok := got[tc.name][tc.stage]

@@ -142,6 +142,10 @@ type Config struct {
 	InitPolicy string
 	// initPolicy is what InitPolicy resolved to, for the summary.
 	initPolicy *InitPolicy
+
+	// lease is the run's learner lease Run took before starting the
+	// stages; its learner trains under it.
+	lease *learnersvc.Lease
 }
 
 // PRMConfig configures the PRM scoring stage (rspo.<run>.prm.score).
@@ -276,6 +280,18 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := prepare(ctx, bus, cfg, true); err != nil {
 		return Summary{}, err
 	}
+	// One run, one learner: a run another process trains is refused here,
+	// before this one starts any stage that would join it.
+	lease, err := learnersvc.AcquireLease(ctx, js, cfg.run(), learnersvc.LeaseOptions{TTL: cfg.Learner.LeaseTTL, Logger: cfg.Logger})
+	if err != nil {
+		return Summary{}, err
+	}
+	defer func() {
+		if err := lease.Release(context.WithoutCancel(ctx)); err != nil {
+			cfg.Logger.Warn("pipeline: learner lease not released: the run's next learner waits for it to lapse", "err", err)
+		}
+	}()
+	cfg.lease = lease
 	if err := cfg.prepareSourcePRM(ctx, js); err != nil {
 		return Summary{}, err
 	}

@@ -345,7 +345,7 @@ func (c *cycleRun) exploreTilted(ctx context.Context, pB *policy.Policy) (Explor
 // and labels each step with the PRM's dense reward (the label the swapper
 // will replace). An episode's seed and id depend on its task's index in
 // the plan, not on the range, so a shard's episodes are those the whole
-// cycle would play.
+// cycle would play; the id also carries the plan's nonce, the seed not.
 func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, n, lo, hi int) ([]*schemas.Trajectory, error) {
 	eps := make([]rollout.Episode, 0, (hi-lo)*n)
 	for i := lo; i < hi; i++ {
@@ -354,7 +354,7 @@ func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, 
 			seq := uint64(i*n + j)
 			eps = append(eps, rollout.Episode{Task: rollout.TaskOf(ref), Opts: policy.RolloutOptions{
 				Seed:   rollout.EpisodeSeed(c.plan.Seed, tag, i, j),
-				ID:     schemas.TrajectoryID(c.x.cfg.Run, schemas.SourceExplore, tag, seq),
+				ID:     c.plan.TrajectoryID(c.x.cfg.Run, tag, seq),
 				Source: schemas.SourceExplore, Run: c.x.cfg.Run, Producer: c.x.cfg.Name,
 				GroupID: tag + "/" + ref.ID, Cycle: c.cycle, Seq: seq,
 				Tilt: c.tilt, TiltStrength: c.plan.Tilt,

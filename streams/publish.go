@@ -74,7 +74,12 @@ func PublishMetrics(ctx context.Context, js jetstream.JetStream, m schemas.Metri
 
 // RolloutID is a rollout request's message id: the request id scoped by the
 // run, since the work stream (and its dedupe window) holds every run's requests.
-func RolloutID(r schemas.RolloutRequest) string { return r.Run + "/rollout/" + r.ID }
+func RolloutID(r schemas.RolloutRequest) string {
+	if r.Nonce != "" { // a request asked again under a fresh nonce is a work item of its own
+		return r.Run + "/rollout/" + r.ID + "/" + r.Nonce
+	}
+	return r.Run + "/rollout/" + r.ID
+}
 
 // PublishRollout publishes a rollout request on rspo.<run>.work.rollout with
 // RolloutID as message id, so publishing it twice queues it once.

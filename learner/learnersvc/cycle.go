@@ -31,6 +31,7 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 	explore := s.cfg.targetExploration(&plan, pool, s.cp.Groups)
 	s.cp.Groups = nil // the counts start over with the cycle
 	plan.Tasks, plan.Seed = rollout.TaskRefs(explore), rollout.EpisodeSeed(s.cfg.Seed, "explore", cycle)
+	plan.Nonce = s.nonces.Cycle(cycle)
 	if s.prm != nil && s.cfg.Explore.Mode == schemas.ExplorerPRM {
 		plan.PRMVersion = s.prm.Version
 	}
