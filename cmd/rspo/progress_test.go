@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,26 @@ func TestProgressLines(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The terminal's bar shows one estimate of the time left, the
+// description's (from this process's updates), not a second of its own:
+// after a resume the bar's own would count the updates resumed from.
+func TestProgressBarShowsOneETA(t *testing.T) {
+	var b bytes.Buffer
+	p := &progress{w: &b, now: time.Now, eval: -1, bar: newBar(&b)}
+	t0 := time.Now()
+	p.now = func() time.Time { return t0 }
+	p.phase(learnersvc.Progress{Phase: learnersvc.PhaseResumed, Update: 20, Updates: 30, Cycle: -1, EnvSteps: 5000})
+	p.now = func() time.Time { return t0.Add(10 * time.Second) }
+	p.update(learnersvc.Progress{Update: 21, Updates: 30, Cycle: -1, EvalSuccess: -1, EnvSteps: 5400})
+	out := b.String()
+	if !strings.Contains(out, "ETA 1m30s") {
+		t.Errorf("bar %q lacks the description's ETA 1m30s", out)
+	}
+	if regexp.MustCompile(`\[[0-9hms.]+:[0-9hms.]+\]`).MatchString(out) {
+		t.Errorf("bar %q shows a second estimate [elapsed:left]", out)
 	}
 }
 
