@@ -95,10 +95,16 @@ type Config struct {
 	// not finished (Options.SourceRuns). OnSource, if set, is told as
 	// each source run starts, and OnSourcePRM as the PRM's training on
 	// their trajectories starts (not when a stored one is reused).
+	// OnSource is told where the source run's own work starts: after its
+	// own source runs and the PRM it trains on them (OnStarting).
 	Sources     []string
 	SourceRuns  []Config
 	OnSource    func(run string, i, n int)
 	OnSourcePRM func(trajectories int)
+	// OnStarting, if set, is told once Run has all it needs to start the
+	// stages (its source runs trained, its PRM ready), just before it
+	// starts them.
+	OnStarting func()
 	// OnStaleSource, if set, is told of each built-in source run that an
 	// earlier process recorded with code other than Revision (recordedBy
 	// lists the revisions that ran it; empty when none was recorded): it
@@ -262,6 +268,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	all, err := cfg.Stages(bus)
 	if err != nil {
 		return Summary{}, err
+	}
+	if cfg.OnStarting != nil {
+		cfg.OnStarting()
 	}
 	if err := runStages(ctx, all); err != nil {
 		return Summary{}, err

@@ -157,8 +157,9 @@ func TestPRMEpochLines(t *testing.T) {
 }
 
 // The hooks of rspo run, called in the order a first run with two source
-// stages calls them, print each source run's updates — the second stage's
-// after its own PRM's training too — each PRM's epochs, then the run's own.
+// stages calls them, print each source run's updates — the second stage
+// announced after its own PRM's training — each PRM's epochs, then the
+// run's own.
 func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 	var b strings.Builder
 	cfg := pipeline.Config{SourceRuns: make([]pipeline.Config, 3)}
@@ -178,9 +179,9 @@ func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 	cfg.OnSource("s2", 2, 3)
 	cfg.OnStaleSource("s2", []string{"0123456789abcdef0123"})
 	updates(20)
-	cfg.OnSource("s3", 3, 3)
 	cfg.OnSourcePRM(64)
 	epochs()
+	cfg.OnSource("s3", 3, 3)
 	updates(20)
 	cfg.OnSourcePRM(200)
 	epochs()
@@ -201,8 +202,8 @@ func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 		}
 		kinds = append(kinds, prefixes[i].kind)
 	}
-	want := []string{"run", "source", "source-done", "run", "stale", "source", "source-done", "run",
-		"prm", "epoch", "epoch", "prm-done", "source", "source-done", "prm", "epoch", "epoch", "prm-done", "update"}
+	want := []string{"run", "source", "source-done", "run", "stale", "source", "source-done",
+		"prm", "epoch", "epoch", "prm-done", "run", "source", "source-done", "prm", "epoch", "epoch", "prm-done", "update"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("lines\n%s\nread as %v, want %v", b.String(), kinds, want)
 	}

@@ -417,10 +417,9 @@ func reportProgress(w io.Writer, cfg *pipeline.Config) func() {
 		}
 	}
 	cfg.OnSourcePRM = func(n int) {
-		// The second source stage trains its PRM before its own updates:
-		// they report to a fresh source progress after the PRM's lines.
+		// A later source stage trains its PRM before it is announced
+		// (OnSource): the bar of the stage before it ends here.
 		endSource()
-		startSource()
 		fmt.Fprintf(w, "rspo: training the PRM on the source runs' %d trajectories (once: later runs on these source runs reuse it)\n", n)
 	}
 	cfg.OnPRMEpoch = func(p prm.EpochProgress) {
