@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -37,7 +38,11 @@ func leadSentence(s Summary, evaluated bool) string {
 	case s.RSPO:
 		method = fmt.Sprintf("RSPO (explorer %s) with %s", s.Explore, method)
 	}
-	lead := fmt.Sprintf("%s on %s, %d updates, seed %d.", method, s.Env, s.Updates, s.Seed)
+	env := s.Env
+	if s.Config != nil && len(s.Config.EnvOptions) > 0 {
+		env += " (" + envOptionsText(s.Config.EnvOptions) + ")"
+	}
+	lead := fmt.Sprintf("%s on %s, %d updates, seed %d.", method, env, s.Updates, s.Seed)
 	if !evaluated {
 		lead += " No final evaluation: the run has not finished."
 	}
@@ -46,6 +51,15 @@ func leadSentence(s Summary, evaluated bool) string {
 			report.FormatSteps(s.EnvStepsSource), report.FormatSteps(s.EnvSteps+s.EnvStepsSource))
 	}
 	return lead
+}
+
+// envOptionsText prints environment options as sorted key=value pairs.
+func envOptionsText(opts map[string]string) string {
+	parts := make([]string, 0, len(opts))
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		parts = append(parts, k+"="+opts[k])
+	}
+	return strings.Join(parts, " ")
 }
 
 // finalColumn is one figure of the final evaluation: its key in

@@ -11,6 +11,7 @@ import (
 // the base run's row only when there is one.
 func TestHeadlineColumnsAndRows(t *testing.T) {
 	household := Summary{Algo: "grpo", RSPO: true, Explore: "prm", Env: "household", Updates: 30, Seed: 1,
+		Config: &Options{EnvOptions: map[string]string{"preset": "medium", "max_steps": "30"}},
 		Final: map[string]float64{"eval_in_distribution_success_rate": 0.72, "eval_out_of_distribution_success_rate": 0.55, "eval_success_rate": 0.72},
 		EnvSteps: 196020, EnvStepsSource: 884313, WallSeconds: 227.8, PeakRSSBytes: 1649 << 20}
 	h := headline(household)
@@ -21,7 +22,7 @@ func TestHeadlineColumnsAndRows(t *testing.T) {
 	if got := h.Rows[0].Cells; !slices.Equal(got, []string{"0.72", "0.55", "196 k steps", "3 min 48 s", "1.6 GiB"}) {
 		t.Errorf("household row %q", got)
 	}
-	if !strings.HasPrefix(h.Lead, "RSPO (explorer prm) with GRPO on household, 30 updates, seed 1.") || !strings.Contains(h.Lead, "884 k steps more (1.08 M steps in all)") {
+	if !strings.HasPrefix(h.Lead, "RSPO (explorer prm) with GRPO on household (max_steps=30 preset=medium), 30 updates, seed 1.") || !strings.Contains(h.Lead, "884 k steps more (1.08 M steps in all)") {
 		t.Errorf("lead %q", h.Lead)
 	}
 	shop := Summary{Algo: "gigpo", Env: "shop", Final: map[string]float64{"eval_success_rate": 0.4, "eval_score": 0.61},
