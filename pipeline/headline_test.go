@@ -11,8 +11,8 @@ import (
 // the base run's row only when there is one.
 func TestHeadlineColumnsAndRows(t *testing.T) {
 	household := Summary{Algo: "grpo", RSPO: true, Explore: "prm", Env: "household", Updates: 30, Seed: 1,
-		Config: &Options{EnvOptions: map[string]string{"preset": "medium", "max_steps": "30"}},
-		Final: map[string]float64{"eval_in_distribution_success_rate": 0.72, "eval_out_of_distribution_success_rate": 0.55, "eval_success_rate": 0.72},
+		Config:   &Options{EnvOptions: map[string]string{"preset": "medium", "max_steps": "30"}},
+		Final:    map[string]float64{"eval_in_distribution_success_rate": 0.72, "eval_out_of_distribution_success_rate": 0.55, "eval_success_rate": 0.72},
 		EnvSteps: 196020, EnvStepsSource: 884313, WallSeconds: 227.8, PeakRSSBytes: 1649 << 20}
 	h := headline(household)
 	want := []string{"success, in distribution", "success, out of distribution", "environment steps", "wall time", "peak memory"}

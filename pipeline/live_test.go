@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -177,5 +179,35 @@ func TestReportSetsTheBaseRunBeside(t *testing.T) {
 		if c.want != "" && (sum.Base.Final["eval_in_distribution_success_rate"] < 0 || len(sum.Base.Final) == 0 || sum.Base.EnvSteps == 0) {
 			t.Errorf("%s: base run figures %+v", c.run, sum.Base)
 		}
+	}
+}
+
+// A report directory whose metrics.jsonl is not one (a file put there by
+// hand) does not stop the run: it says so, and the report is written
+// afresh from the streams at the end, every update once.
+func TestCorruptTablesAreRewrittenFromTheStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	dir := t.TempDir()
+	rdir := filepath.Join(dir, "corrupt", "report")
+	if err := os.MkdirAll(rdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rdir, "metrics.jsonl"), []byte("not a metrics event\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := liveRun(t, "corrupt", dir, func(*Options) {})
+	var log bytes.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "not kept live") || !strings.Contains(log.String(), "metrics.jsonl line 1") {
+		t.Errorf("the log does not say why the tables were not kept live:\n%s", log.String())
+	}
+	rows, steps := reportRows(t, rdir)
+	if !slices.Equal(rows, []string{"1", "2", "3", "4"}) || !slices.Equal(steps, []int64{1, 2, 3, 4}) {
+		t.Errorf("CSV rows of updates %v, event file steps %v; want 1 to 4 once each", rows, steps)
 	}
 }
