@@ -68,6 +68,12 @@ func (l *liveReport) follow(ctx context.Context) {
 	}
 }
 
+// catchUpTimeout bounds the wait for the follower at the end of a run: a
+// follower that has not caught up by then (a consumer stalled on a
+// failing server) is given up, and the report is written from the
+// streams instead.
+const catchUpTimeout = 2 * time.Minute
+
 // catchUpPoll is how often finish looks whether the follower has caught
 // up; it only waits for the messages published in the last moments.
 const catchUpPoll = 10 * time.Millisecond

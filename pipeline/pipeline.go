@@ -330,7 +330,9 @@ func (c Config) liveTables(ctx context.Context, live *liveReport) *report.Live {
 	if live == nil {
 		return nil
 	}
-	w, undecodable, err := live.finish(context.WithoutCancel(ctx))
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), catchUpTimeout)
+	defer cancel()
+	w, undecodable, err := live.finish(fctx)
 	if err != nil {
 		c.Logger.Warn("pipeline: the report's live tables stopped; writing them afresh from the streams", "run", c.run(), "err", err)
 		return nil
