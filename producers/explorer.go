@@ -436,7 +436,8 @@ func (c *cycleRun) report(ctx context.Context, trajs []*schemas.Trajectory, stat
 	values["success_rate"] = success / float64(max(1, len(trajs)))
 	values["dense_return"] = dense / float64(max(1, len(trajs)))
 	m := schemas.MetricsEvent{Run: c.x.cfg.Run, Component: "explorer", Time: time.Now().UTC(),
-		Kind: "explore", Cycle: c.cycle, Update: c.update, Values: values}
+		Kind: "explore", Cycle: c.cycle, Update: c.update, Values: values,
+		ID: fmt.Sprintf("explore/c%d/s%d/x%d", c.cycle, c.shard, u)}
 	if _, err := streams.PublishMetrics(ctx, c.x.js, m); err != nil {
 		c.x.cfg.Logger.Warn("explorer metrics not published", "err", err)
 	}

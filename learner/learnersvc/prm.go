@@ -116,5 +116,6 @@ func loadPRM(ctx context.Context, js jetstream.JetStream, run string, v int64) (
 }
 
 func (s *Service) publishPRMMetrics(ctx context.Context, cycle int64, rep prm.TrainReport) {
-	s.metrics(ctx, schemas.MetricsEvent{Component: "prm", Kind: "prm", Cycle: cycle, Values: rep.Metrics()})
+	s.metrics(ctx, schemas.MetricsEvent{Component: "prm", Kind: "prm", Cycle: cycle, Values: rep.Metrics(),
+		ID: fmt.Sprintf("warmup/c%d", cycle)})
 }

@@ -179,6 +179,7 @@ func (r *Refresher) publish(ctx context.Context, cycle int64, m *prm.Model, rep 
 	_, err := streams.PublishMetrics(ctx, r.js, schemas.MetricsEvent{
 		Run: r.cfg.Run, Component: "prm", Kind: "prm", Time: time.Now().UTC(), Cycle: cycle,
 		Values: rep.Metrics(), Labels: map[string]string{"prm_version": strconv.FormatInt(m.Version, 10)},
+		ID: fmt.Sprintf("refresh/c%d", cycle),
 	})
 	return err
 }
