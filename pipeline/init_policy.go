@@ -81,7 +81,7 @@ const initPolicySettingsKey = "init-policy-sha256"
 // hash in the run's settings. It fails, naming the cause, before the run
 // writes anything.
 func (c *Config) resolveInitPolicy(ctx context.Context, js jetstream.JetStream) error {
-	if c.InitPolicy == "" || c.Learner.InitPolicy != nil {
+	if c.InitPolicy == "" || c.initPolicy != nil {
 		return nil
 	}
 	source, candidates := c.InitPolicy, map[string]float64(nil)
@@ -118,11 +118,96 @@ func (c *Config) resolveInitPolicy(ctx context.Context, js jetstream.JetStream) 
 	return nil
 }
 
-// initPolicyFromRun reports whether InitPolicy names a recorded run,
-// which only the bus can resolve.
-func (c Config) initPolicyFromRun() bool {
-	return strings.HasPrefix(c.InitPolicy, InitPolicyRunPrefix) || c.InitPolicy == InitPolicySource ||
-		strings.HasPrefix(c.InitPolicy, InitPolicyExpertPrefix)
+// initPolicyFile reports whether InitPolicy names a snapshot file, which
+// can be read before the run touches its store.
+func (c Config) initPolicyFile() bool {
+	return c.InitPolicy != "" && !strings.HasPrefix(c.InitPolicy, InitPolicyRunPrefix) && c.InitPolicy != InitPolicySource &&
+		!strings.HasPrefix(c.InitPolicy, InitPolicyExpertPrefix)
+}
+
+// checkInitPolicyFile resolves a snapshot file before anything is written,
+// so that a new run refuses an unusable one at once. A run that has begun
+// no longer needs the file (its version 0 is stored): when the file fails
+// and the store holds the run already, startPolicy reads its record.
+func (c *Config) checkInitPolicyFile(ctx context.Context) error {
+	if !c.initPolicyFile() {
+		return nil
+	}
+	err := c.resolveInitPolicy(ctx, nil)
+	if err == nil || !c.storeMayHoldRun() {
+		return err
+	}
+	if begun, _, serr := sourceState(ctx, *c); serr != nil || !begun {
+		return err
+	}
+	return nil
+}
+
+// storeMayHoldRun reports whether the run may have begun: a server was
+// given, or the embedded store's directory exists.
+func (c Config) storeMayHoldRun() bool {
+	if c.NATSURL != "" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(c.DataDir, "nats"))
+	return err == nil
+}
+
+// startPolicy settles the run's start: a new run resolves InitPolicy and
+// records what it resolved to in the state bucket; a run that has begun
+// reads that record instead (its version 0 is stored), so it resumes
+// whatever became of the source since.
+func (c *Config) startPolicy(ctx context.Context, js jetstream.JetStream) error {
+	_, begun, err := learnersvc.LoadCheckpoint(ctx, js, c.run())
+	if err != nil {
+		return err
+	}
+	if begun {
+		return c.readStartRecord(ctx, js)
+	}
+	if err := c.resolveInitPolicy(ctx, js); err != nil {
+		return err
+	}
+	return c.writeStartRecord(ctx, js)
+}
+
+func startRecordKey(run string) string { return streams.StateKey(run, "pipeline", "init-policy") }
+
+// writeStartRecord keeps what the run starts from in the state bucket.
+func (c *Config) writeStartRecord(ctx context.Context, js jetstream.JetStream) error {
+	kv, err := streams.State(ctx, js)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(c.initPolicy)
+	_, err = kv.Put(ctx, startRecordKey(c.run()), b)
+	return err
+}
+
+// readStartRecord reads the start a begun run recorded; a run begun before
+// starts were recorded keeps none.
+func (c *Config) readStartRecord(ctx context.Context, js jetstream.JetStream) error {
+	kv, err := streams.State(ctx, js)
+	if err != nil {
+		return err
+	}
+	e, err := kv.Get(ctx, startRecordKey(c.run()))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var info InitPolicy
+	if err := json.Unmarshal(e.Value(), &info); err != nil {
+		return fmt.Errorf("pipeline: start record of run %s is corrupt: %w", c.run(), err)
+	}
+	c.initPolicy = &info
+	if c.Settings != nil {
+		raw, _ := json.Marshal(info.SHA256)
+		c.Settings[initPolicySettingsKey] = raw
+	}
+	return nil
 }
 
 // expertStart returns the SFT policy of InitPolicyExpertPrefix: stored in

@@ -104,20 +104,18 @@ func TestWarmStartBeginsWithTheSnapshot(t *testing.T) {
 			t.Errorf("%s: summary's init policy %+v, want run src's version 2", source, sum.InitPolicy)
 		}
 	}
-	// The same run name asked to resume from another start is refused.
-	other := filepath.Join(t.TempDir(), "other.policy")
-	b := asVersionZero(t, file)
-	p, _ := policy.Load(b)
-	p.SetVersion(7)
-	b, _ = p.MarshalBinary()
-	if err := os.WriteFile(other, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The same run name asked to resume from another start is refused, and
+	// a resumed run needs its start no more: its version 0 is stored.
 	cfg := smallRun(t, dir, false)
-	cfg.Learner.Run, cfg.Learner.Updates, cfg.InitPolicy = "warm-file", 2, other
-	cfg.Settings = map[string]json.RawMessage{"init-policy": json.RawMessage(`"` + file + `"`)}
-	if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrSettingsChanged) || !strings.Contains(err.Error(), initPolicySettingsKey) {
-		t.Errorf("resuming from another snapshot: got %v, want ErrSettingsChanged naming %s", err, initPolicySettingsKey)
+	cfg.Learner.Run, cfg.Learner.Updates, cfg.InitPolicy = "warm-file", 2, filepath.Join(t.TempDir(), "other.policy")
+	cfg.Settings = map[string]json.RawMessage{"init-policy": json.RawMessage(`"elsewhere"`)}
+	if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrSettingsChanged) || !strings.Contains(err.Error(), "init-policy") {
+		t.Errorf("resuming from another start: got %v, want ErrSettingsChanged naming init-policy", err)
+	}
+	cfg.Settings = nil
+	sum, err := Run(context.Background(), cfg) // the file is gone: the run resumes from its record
+	if err != nil || sum.InitPolicy == nil || sum.InitPolicy.Source != file || sum.Updates != 2 {
+		t.Errorf("resumed without its file: %v, start %+v, %d updates; want the recorded start and 2 updates", err, sum.InitPolicy, sum.Updates)
 	}
 }
 

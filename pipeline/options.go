@@ -37,7 +37,7 @@ type Options struct {
 	EnvOptions map[string]string `setting:"env-opt" alias:"env_options" default:"" group:"run" stages:"run,learner" help:"environment option KEY=VALUE (repeatable, or comma-separated), e.g. preset=hard"`
 	Data       string            `setting:"data" default:"runs" group:"run" stages:"run" help:"data directory: embedded server store, buffer, report"`
 	// InitPolicy is the policy the run starts from (Config.InitPolicy).
-	InitPolicy string `setting:"init-policy" default:"" group:"run" stages:"run,learner" help:"start π_θ and the reference policy from a policy snapshot FILE (e.g. from rspo sft), run:NAME (a finished run's final policy on the same store or server), source (the best final policy of the recipe's built-in source runs) or expert:K (SFT on K expert episodes); empty: a fresh policy"`
+	InitPolicy string `setting:"init-policy" default:"" recipe:"tilted=source" group:"run" stages:"run,learner" help:"start π_θ and the reference policy from a policy snapshot FILE (e.g. from rspo sft), run:NAME (a finished run's final policy on the same store or server), source (the best final policy of the recipe's built-in source runs) or expert:K (SFT on K expert episodes); empty: a fresh policy"`
 
 	Algo      string  `setting:"algo" default:"grpo" enum:"grpo|ppo|gigpo" group:"algorithm" stages:"run,learner" help:"base algorithm: grpo|ppo|gigpo"`
 	RSPO      bool    `setting:"rspo" default:"true" group:"algorithm" stages:"run,learner" help:"RSPO on (explorer, swap, buffer); --rspo=false runs the plain base algorithm"`

@@ -260,10 +260,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	cfg = cfg.withDefaults()
 	start := time.Now()
-	if !cfg.initPolicyFromRun() { // a file fails before anything is written, even the source runs
-		if err := cfg.resolveInitPolicy(ctx, nil); err != nil {
-			return Summary{}, err
-		}
+	if err := cfg.checkInitPolicyFile(ctx); err != nil { // before anything is written, even the source runs
+		return Summary{}, err
 	}
 	if err := runSources(ctx, cfg); err != nil {
 		return Summary{}, err
@@ -273,11 +271,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	defer shutdown()
-	if cfg.initPolicyFromRun() {
+	if cfg.InitPolicy != "" {
 		if err := streams.Ensure(ctx, js, cfg.Streams); err != nil {
 			return Summary{}, err
 		}
-		if err := cfg.resolveInitPolicy(ctx, js); err != nil {
+		if err := cfg.startPolicy(ctx, js); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -411,7 +409,7 @@ func Serve(ctx context.Context, cfg Config, name string) error {
 		if err := runSources(ctx, cfg); err != nil {
 			return err
 		}
-		if err := cfg.resolveInitPolicy(ctx, js); err != nil {
+		if err := cfg.startPolicy(ctx, js); err != nil {
 			return err
 		}
 	}

@@ -23,8 +23,10 @@ const (
 	// docs/experiments.md): a step-target PRM trained on recorded runs of
 	// an easier setting (envs.Curriculum), an explorer that acts with π_θ·exp(λ·r̂) instead
 	// of training π_B, the π_θ/π_old off-policy ratio, and no positive
-	// credit to the loops of buffer trajectories. Without --prm or
-	// --prm-source, its PRM comes from built-in source runs (SourceRuns).
+	// credit to the loops of buffer trajectories; and π_θ starts from the
+	// best final policy of those runs (InitPolicySource), the knowledge
+	// they hold beside their PRM. Without --prm or --prm-source, its PRM
+	// comes from built-in source runs (SourceRuns).
 	RecipeTilted = "tilted"
 	// RecipePaper is RSPO as the paper has it: a PRM warmed up on the run's
 	// own rollouts, an explorer trained on it, eq. 4's ratio.
@@ -50,6 +52,9 @@ func (o Options) WithRecipe(given func(key string) bool) (Options, error) {
 		return o, fmt.Errorf("pipeline: recipe %q: want one of %v", o.Recipe, Recipes())
 	}
 	settings.ApplyRecipe(&o, o.Recipe, given)
+	if !given("init-policy") && o.InitPolicy == InitPolicySource && (o.PRMFile != "" || len(o.PRMSources) > 0) {
+		o.InitPolicy = "" // a PRM named by hand: the built-in source runs are not this run's knowledge
+	}
 	return o, nil
 }
 

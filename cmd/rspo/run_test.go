@@ -106,7 +106,7 @@ func TestRunUsesNATSURL(t *testing.T) {
 	_, js := streamstest.Connect(t, s)
 	t.Setenv("NATS_URL", s.ClientURL())
 	ctx := testContext(t)
-	_, stderr, err := runRspo(ctx, "run", "--data", t.TempDir(), "--run", "via-env", "--rspo=false",
+	_, stderr, err := runRspo(ctx, "run", "--data", t.TempDir(), "--run", "via-env", "--rspo=false", "--recipe", "paper",
 		"--env-opt", "preset=easy", "--updates", "1", "--tasks", "2", "--group", "2", "--eval-episodes", "2")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)

@@ -41,7 +41,7 @@ func TestActorPlaysThroughPolicyServer(t *testing.T) {
 
 	const updates = 3
 	out, err := exec.CommandContext(ctx, bin, "serve", "learner", "--nats", e.ClientURL(), "--run", run,
-		"--env-opt", "preset=easy", "--updates", "3", "--tasks", "2", "--group", "4", "--rspo=false",
+		"--env-opt", "preset=easy", "--updates", "3", "--tasks", "2", "--group", "4", "--rspo=false", "--recipe", "paper",
 		"--eval-every", "3", "--eval-episodes", "4", "--recipe", "paper",
 		"--policy", "openai", "--endpoint", url, "--pin-model", "--model", "newest").CombinedOutput()
 	if err != nil {
