@@ -3,7 +3,6 @@ package schemas
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 )
 
 // ExplorerMode selects how the explorer obtains π_B — the paper's
@@ -85,25 +84,62 @@ type CyclePlan struct {
 	Shards int `json:"shards,omitempty"`
 }
 
+// Bounds of a cycle plan's values. A plan is the learner's request of
+// work from every explorer, and anything that can publish a cycle.started
+// event can send one, so each count and strength has a ceiling far above
+// what a run asks (the suites' largest plan: 140 tasks, group 4, k = 10)
+// and far below what would make a number meaningless (a tilt whose
+// exponent overflows). Whether a plan within them fits an explorer is the
+// explorer's step budget's question (producers.ExplorerConfig).
+const (
+	// MaxPlanGroupSize bounds GroupSize, as a rollout request's group.
+	MaxPlanGroupSize = 1024
+	// MaxPlanUpdates bounds Updates, π_B's dense-reward updates.
+	MaxPlanUpdates = 1000
+	// MaxPlanCollect bounds Collect, the final rollouts per task.
+	MaxPlanCollect = 1024
+	// MaxTilt bounds Tilt. A tilt of 50 already makes π_B follow the
+	// PRM's best action wherever scores differ by 0.1; beyond 1000 the
+	// steering is the argmax however close the scores are.
+	MaxTilt = 1000
+	// MaxPRMNoise bounds PRMNoise, σ of the noise on scores in [0, 1]:
+	// at 10 the scores are noise.
+	MaxPRMNoise = 10
+	// MaxPlanTrainerBytes bounds Trainer, π_B's trainer settings as JSON
+	// (the learner's are a few hundred bytes).
+	MaxPlanTrainerBytes = 64 << 10
+	// MaxPlanEnvOptions bounds the number of EnvOptions.
+	MaxPlanEnvOptions = 64
+)
+
 // Validate reports whether the plan can be carried out.
 func (p CyclePlan) Validate() error {
 	switch {
 	case p.Env == "":
 		return &ValidationError{Field: "plan.env", Reason: "empty"}
+	case len(p.EnvOptions) > MaxPlanEnvOptions:
+		return &ValidationError{Field: "plan.env_options", Reason: fmt.Sprintf("%d options, at most %d", len(p.EnvOptions), MaxPlanEnvOptions)}
 	case len(p.Tasks) == 0 || len(p.Tasks) > MaxRolloutTasks:
 		return &ValidationError{Field: "plan.tasks", Reason: fmt.Sprintf("%d tasks, want 1..%d", len(p.Tasks), MaxRolloutTasks)}
-	case p.GroupSize < 1 || p.GroupSize > 1024:
-		return &ValidationError{Field: "plan.group_size", Reason: fmt.Sprintf("%d not in 1..1024", p.GroupSize)}
-	case p.Updates < 0 || p.Updates > 1000:
-		return &ValidationError{Field: "plan.updates", Reason: fmt.Sprintf("%d not in 0..1000", p.Updates)}
-	case p.Collect < 0 || p.Collect > 1024:
-		return &ValidationError{Field: "plan.collect", Reason: fmt.Sprintf("%d not in 0..1024", p.Collect)}
+	case p.GroupSize < 1 || p.GroupSize > MaxPlanGroupSize:
+		return &ValidationError{Field: "plan.group_size", Reason: fmt.Sprintf("%d not in 1..%d", p.GroupSize, MaxPlanGroupSize)}
+	case p.Updates < 0 || p.Updates > MaxPlanUpdates:
+		return &ValidationError{Field: "plan.updates", Reason: fmt.Sprintf("%d not in 0..%d", p.Updates, MaxPlanUpdates)}
+	case p.Collect < 0 || p.Collect > MaxPlanCollect:
+		return &ValidationError{Field: "plan.collect", Reason: fmt.Sprintf("%d not in 0..%d", p.Collect, MaxPlanCollect)}
 	case p.Collect == 0 && !(p.SwapAll && p.Updates > 0):
 		return &ValidationError{Field: "plan.collect", Reason: "0 leaves the buffer empty unless swap_all is set with updates > 0"}
 	case p.PRMVersion < 0:
 		return &ValidationError{Field: "plan.prm_version", Reason: "negative"}
 	case p.Shards < 0 || p.Shards > len(p.Tasks):
 		return &ValidationError{Field: "plan.shards", Reason: fmt.Sprintf("%d shards for %d tasks, want 1..%d (0: one)", p.Shards, len(p.Tasks), len(p.Tasks))}
+	case len(p.Trainer) > MaxPlanTrainerBytes:
+		return &ValidationError{Field: "plan.trainer", Reason: fmt.Sprintf("%d bytes, at most %d", len(p.Trainer), MaxPlanTrainerBytes)}
+	}
+	for i, t := range p.Tasks {
+		if t.ID == "" {
+			return &ValidationError{Field: fmt.Sprintf("plan.tasks[%d].id", i), Reason: "empty"}
+		}
 	}
 	return p.ValidateExplorer()
 }
@@ -114,10 +150,10 @@ func (p CyclePlan) ValidateExplorer() error {
 	switch {
 	case p.Mode != "" && !p.Mode.Valid():
 		return &ValidationError{Field: "plan.mode", Reason: fmt.Sprintf("%q: want prm, frozen or random-prm", p.Mode)}
-	case !(p.Tilt >= 0) || math.IsInf(p.Tilt, 0):
-		return &ValidationError{Field: "plan.tilt", Reason: fmt.Sprintf("explore tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", p.Tilt)}
-	case !(p.PRMNoise >= 0) || math.IsInf(p.PRMNoise, 0):
-		return &ValidationError{Field: "plan.prm_noise", Reason: fmt.Sprintf("%v: want a finite σ ≥ 0", p.PRMNoise)}
+	case !(p.Tilt >= 0 && p.Tilt <= MaxTilt):
+		return &ValidationError{Field: "plan.tilt", Reason: fmt.Sprintf("explore tilt %v: want λ in [0, %d] (0: train π_B on the dense reward)", p.Tilt, MaxTilt)}
+	case !(p.PRMNoise >= 0 && p.PRMNoise <= MaxPRMNoise):
+		return &ValidationError{Field: "plan.prm_noise", Reason: fmt.Sprintf("%v: want σ in [0, %d]", p.PRMNoise, MaxPRMNoise)}
 	case !(p.GateAUC >= 0 && p.GateAUC <= 1):
 		return &ValidationError{Field: "plan.gate_auc", Reason: fmt.Sprintf("%v not in [0, 1]", p.GateAUC)}
 	case p.Tilt > 0 && p.PRMNoise > 0:

@@ -2,8 +2,10 @@ package schemas
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -51,7 +53,23 @@ func TestCyclePlanValidate(t *testing.T) {
 		{"unknown mode", func(p *CyclePlan) { p.Mode = "psychic" }, "plan.mode"},
 		{"negative tilt", func(p *CyclePlan) { p.Tilt = -1 }, "plan.tilt"},
 		{"NaN tilt", func(p *CyclePlan) { p.Tilt = math.NaN() }, "plan.tilt"},
+		{"infinite tilt", func(p *CyclePlan) { p.Tilt = math.Inf(1) }, "plan.tilt"},
+		// A cycle.started with tilt 1e308 used to be carried out.
+		{"tilt of 1e308", func(p *CyclePlan) { p.Tilt = 1e308 }, "plan.tilt"},
+		{"tilt above the maximum", func(p *CyclePlan) { p.Tilt = MaxTilt + 1 }, "plan.tilt"},
 		{"negative noise", func(p *CyclePlan) { p.PRMNoise = -0.1 }, "plan.prm_noise"},
+		{"noise above the maximum", func(p *CyclePlan) { p.Tilt, p.PRMNoise = 0, MaxPRMNoise*2 }, "plan.prm_noise"},
+		{"group above the maximum", func(p *CyclePlan) { p.GroupSize = MaxPlanGroupSize + 1 }, "plan.group_size"},
+		{"updates above the maximum", func(p *CyclePlan) { p.Updates = MaxPlanUpdates + 1 }, "plan.updates"},
+		{"a task without an id", func(p *CyclePlan) { p.Tasks[0].ID = "" }, "plan.tasks[0].id"},
+		{"trainer settings too large", func(p *CyclePlan) {
+			p.Trainer = json.RawMessage(`"` + strings.Repeat("x", MaxPlanTrainerBytes) + `"`)
+		}, "plan.trainer"},
+		{"too many env options", func(p *CyclePlan) {
+			for i := range MaxPlanEnvOptions + 1 {
+				p.EnvOptions[fmt.Sprint("k", i)] = "v"
+			}
+		}, "plan.env_options"},
 		{"gate above 1", func(p *CyclePlan) { p.GateAUC = 1.5 }, "plan.gate_auc"},
 		{"tilt with noise", func(p *CyclePlan) { p.Tilt, p.PRMNoise = 2, 0.1 }, "plan.prm_noise"},
 		{"negative shards", func(p *CyclePlan) { p.Shards = -1 }, "plan.shards"},
@@ -72,5 +90,10 @@ func TestCyclePlanValidate(t *testing.T) {
 	swapAll.Collect, swapAll.SwapAll = 0, true
 	if err := swapAll.Validate(); err != nil {
 		t.Errorf("swap_all with no collection: got %v, want nil", err)
+	}
+	strongest := validPlan()
+	strongest.Tilt, strongest.GroupSize, strongest.Updates = MaxTilt, MaxPlanGroupSize, MaxPlanUpdates
+	if err := strongest.Validate(); err != nil {
+		t.Errorf("a plan at the maxima: got %v, want nil", err)
 	}
 }
