@@ -54,7 +54,7 @@ func (s *Service) clear(ctx context.Context, d streams.Delivery[schemas.Event]) 
 	if e.Type != cycleEnded {
 		return streams.Rejectf("buffersvc: %s event on %s", e.Type, d.Msg.Subject())
 	}
-	if err := checkCycleEnded(ctx, s.js, e); err != nil {
+	if err := s.checkCycleEvent(ctx, e); err != nil {
 		return err
 	}
 	through := e.Cycle - int64(s.cfg.KeepCycles)

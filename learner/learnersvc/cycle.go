@@ -39,7 +39,7 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 	if err != nil {
 		return err
 	}
-	if err := s.event(ctx, schemas.Event{Type: schemas.EventCycleStarted, Cycle: cycle,
+	if err := s.announce(ctx, schemas.Event{Type: schemas.EventCycleStarted, Cycle: cycle,
 		PolicyVersion: s.pol.Version(), PRMVersion: plan.PRMVersion, Update: s.cp.Update, Config: raw}); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (s *Service) shortCycle(cycle int64) {
 // endCycle publishes cycle.ended (the buffer clears the cycle) and, when
 // configured, refreshes the PRM from the run's streams for the next cycle.
 func (s *Service) endCycle(ctx context.Context, cycle int64) error {
-	if err := s.event(ctx, schemas.Event{Type: schemas.EventCycleEnded, Cycle: cycle,
+	if err := s.announce(ctx, schemas.Event{Type: schemas.EventCycleEnded, Cycle: cycle,
 		PolicyVersion: s.pol.Version(), Update: s.cp.Update}); err != nil {
 		return err
 	}
