@@ -17,6 +17,8 @@ const (
 	// MaxEvalNameBytes bounds a split name, a task type and an evaluator's
 	// name in evaluation messages.
 	MaxEvalNameBytes = 256
+	// MaxEvalNonceBytes bounds a shard's nonce and its result's echo.
+	MaxEvalNonceBytes = 128
 )
 
 // EvalShard is one work item of an evaluation: play episodes
@@ -54,6 +56,11 @@ type EvalShard struct {
 	// Env is the environment name and EnvOptions its options.
 	Env        string            `json:"env"`
 	EnvOptions map[string]string `json:"env_options,omitempty"`
+	// Nonce is a value the learner chose for this shard and nobody else
+	// can guess (derived from a secret in its checkpoint); the result must
+	// echo it, so only whoever took the shard from the work queue can
+	// answer it. Empty in shards of learners before nonces.
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // EvalShardEpisodes returns the episodes [lo, hi) of shard k of an
@@ -91,6 +98,8 @@ func (s EvalShard) Validate() error {
 	switch {
 	case s.Env == "":
 		return &ValidationError{Field: "env", Reason: "empty"}
+	case len(s.Nonce) > MaxEvalNonceBytes:
+		return &ValidationError{Field: "nonce", Reason: fmt.Sprintf("%d bytes, at most %d", len(s.Nonce), MaxEvalNonceBytes)}
 	case len(s.Tasks) != s.EpisodeEnd-s.EpisodeStart:
 		return &ValidationError{Field: "tasks", Reason: fmt.Sprintf("%d tasks for the %d episodes [%d, %d)", len(s.Tasks), s.EpisodeEnd-s.EpisodeStart, s.EpisodeStart, s.EpisodeEnd)}
 	}

@@ -137,11 +137,18 @@ func PublishEvalShard(ctx context.Context, js jetstream.JetStream, s schemas.Eva
 }
 
 // EvalResultID is an evaluation result's message id: that of the shard it
-// answers (EvalShardID) under "evalresult", so a shard played twice (its
-// actor killed after publishing, before acknowledging) stores its result
-// once within the dedupe window.
+// answers (EvalShardID) under "evalresult", with the shard's nonce, so a
+// shard played twice (its actor killed after publishing, before
+// acknowledging) stores its result once within the dedupe window, and a
+// result published ahead of the actor's under the id it would have
+// (which would have the actor's dropped as a duplicate) cannot be made
+// without the nonce.
 func EvalResultID(r schemas.EvalResult) string {
-	return fmt.Sprintf("%s/evalresult/u%d/p%d/%s/s%dof%d", r.Run, r.Update, r.PolicyVersion, r.Split, r.Shard, r.Shards)
+	id := fmt.Sprintf("%s/evalresult/u%d/p%d/%s/s%dof%d", r.Run, r.Update, r.PolicyVersion, r.Split, r.Shard, r.Shards)
+	if r.Nonce != "" {
+		id += "/" + r.Nonce
+	}
+	return id
 }
 
 // PublishEvalResult publishes an evaluation result on

@@ -42,6 +42,10 @@ type Checkpoint struct {
 	ShortCycles []int64 `json:"short_cycles,omitempty"`
 	// Finished is set once run.finished is published.
 	Finished bool `json:"finished"`
+	// EvalKey is the secret the learner derives its evaluation shards'
+	// nonces from (evalNonce): only the learner and the admin can read
+	// the checkpoint. Empty in checkpoints written before nonces.
+	EvalKey []byte `json:"eval_key,omitempty"`
 }
 
 func checkpointKey(run string) string { return streams.StateKey(run, "learner", "checkpoint") }
@@ -94,6 +98,8 @@ func DecodeCheckpoint(b []byte) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("negative environment steps in %+v", cp)
 	case cp.Version > cp.Update:
 		return Checkpoint{}, fmt.Errorf("policy version %d after %d updates", cp.Version, cp.Update)
+	case len(cp.EvalKey) != 0 && len(cp.EvalKey) != evalKeyBytes:
+		return Checkpoint{}, fmt.Errorf("evaluation key of %d bytes, want %d", len(cp.EvalKey), evalKeyBytes)
 	}
 	for i, c := range cp.ShortCycles {
 		if c < 0 || slices.Contains(cp.ShortCycles[:i], c) {

@@ -68,6 +68,9 @@ func (s *Service) evaluateSharded(ctx context.Context) ([]rollout.Report, error)
 			Seed: seed, Greedy: s.cfg.EvalGreedy, Env: s.cfg.Env, EnvOptions: s.cfg.EnvOptions}
 		all = append(all, schemas.EvalShardsOf(job, rollout.TaskRefs(tasks), s.cfg.EvalShards)...)
 	}
+	for i := range all {
+		all[i].Nonce = evalNonce(s.cp.EvalKey, all[i])
+	}
 	for _, sh := range all {
 		ack, err := streams.PublishEvalShard(ctx, s.js, sh)
 		if err != nil {
@@ -100,7 +103,7 @@ func (s *Service) evaluateSharded(ctx context.Context) ([]rollout.Report, error)
 // budget) is never answered, so the wait ends with a permanent error
 // naming the actor's reason instead of hanging.
 func (s *Service) awaitEvalResults(ctx context.Context, shards []schemas.EvalShard) (*evalResults, error) {
-	got := newEvalResults(shards)
+	got := newEvalResults(shards, evalLimitsOf(s.env))
 	var answered atomic.Int64
 	start := time.Now()
 	wctx, cancel := context.WithCancel(ctx)
@@ -222,12 +225,16 @@ func (s *Service) watchActorDeadLetters(ctx context.Context, items map[string]wo
 }
 
 // evalResults collects the answers to one evaluation's shards: the first
-// valid result of each shard counts.
+// valid result of each shard counts. A result that does not echo its
+// shard's nonce, or with figures no episode of the environment can have,
+// is not valid: a forgery published ahead of the actor's result cannot
+// make the actor's a duplicate.
 type evalResults struct {
 	shards map[evalKey]schemas.EvalShard
 	got    map[evalKey]schemas.EvalResult
 	// counts are the shard counts of the evaluated splits.
 	counts map[string]int
+	limits evalLimits
 }
 
 type evalKey struct {
@@ -235,8 +242,9 @@ type evalKey struct {
 	shard int
 }
 
-func newEvalResults(shards []schemas.EvalShard) *evalResults {
-	r := &evalResults{shards: map[evalKey]schemas.EvalShard{}, got: map[evalKey]schemas.EvalResult{}, counts: map[string]int{}}
+func newEvalResults(shards []schemas.EvalShard, limits evalLimits) *evalResults {
+	r := &evalResults{shards: map[evalKey]schemas.EvalShard{}, got: map[evalKey]schemas.EvalResult{}, counts: map[string]int{},
+		limits: limits}
 	for _, sh := range shards {
 		r.shards[evalKey{sh.Split, sh.Shard}] = sh
 		r.counts[sh.Split] = sh.Shards
@@ -258,6 +266,9 @@ func (r *evalResults) add(m streams.Message) (reason string) {
 			return fmt.Sprintf("eval result of shard %d of %d of split %s: the evaluation has %d shards of it", res.Shard, res.Shards, res.Split, n)
 		}
 		return fmt.Sprintf("eval result of split %q, which this evaluation does not evaluate", res.Split)
+	}
+	if err := r.limits.check(res); err != nil {
+		return fmt.Sprintf("eval result of shard %d of %s at update %d has impossible figures: %v", want.Shard, want.Split, want.Update, err)
 	}
 	if err := res.Answers(want); err != nil {
 		return fmt.Sprintf("eval result does not answer shard %d of %s at update %d: %v", want.Shard, want.Split, want.Update, err)

@@ -251,6 +251,9 @@ func (s *Service) start(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.ensureEvalKey(ctx, false); err != nil {
+		return err
+	}
 	return saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp)
 }
 
@@ -283,6 +286,9 @@ func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
 		if s.prm, err = loadPRM(ctx, s.js, s.cfg.Run, cp.PRMVersion); err != nil {
 			return err
 		}
+	}
+	if err := s.ensureEvalKey(ctx, true); err != nil {
+		return err
 	}
 	s.cfg.Logger.Info("resuming run", "run", s.cfg.Run, "update", cp.Update, "policy_version", cp.Version)
 	return nil
