@@ -93,6 +93,10 @@ func TrainerOf(plan schemas.CyclePlan) (learner.Config, error) {
 	return tc, tc.Validate()
 }
 
+// ExplorerComponent names explorers in dead-letter subjects
+// (rspo.<run>.dlq.explorer): explore shards they cannot explore go there.
+const ExplorerComponent = "explorer"
+
 // ExplorerDurable names the work-queue consumer of explore shards
 // (rspo.<run>.work.explore) that run's explorers share: each shard is
 // explored by one of them.
@@ -134,7 +138,7 @@ func (x *Explorer) Run(ctx context.Context) error {
 		Stream:        streams.StreamWork,
 		Durable:       ExplorerDurable(x.cfg.Run),
 		FilterSubject: streams.Subjects(x.cfg.Run).WorkExplore,
-		Component:     "explorer",
+		Component:     ExplorerComponent,
 		Batch:         1,
 		AckWait:       x.cfg.AckWait,
 		GiveBack:      true,

@@ -211,14 +211,20 @@ type workItem struct {
 // what it is, the dead-lettering component and its reason to refused and
 // calls stop.
 func (s *Service) watchActorDeadLetters(ctx context.Context, items map[string]workItem, refused chan<- string, stop func()) {
-	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + producers.Component, Follow: true},
+	s.watchDeadLetters(ctx, producers.Component, items, refused, stop)
+}
+
+// watchDeadLetters is watchActorDeadLetters for the dead letters of
+// component's stage.
+func (s *Service) watchDeadLetters(ctx context.Context, component string, items map[string]workItem, refused chan<- string, stop func()) {
+	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + streams.SubjectKind("."+component), Follow: true},
 		func(m streams.Message) error {
 			item, ok := items[m.Headers.Get(streams.HeaderDLQMsgID)]
 			if !ok || item.seq != 0 && m.Headers.Get(streams.HeaderDLQSeq) != strconv.FormatUint(item.seq, 10) {
 				return nil
 			}
-			refused <- fmt.Sprintf("%s was dead-lettered by the %s: %s (no actor will play it)",
-				item.desc, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason))
+			refused <- fmt.Sprintf("%s was dead-lettered by the %s: %s (no %s will take it)",
+				item.desc, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason), component)
 			stop()
 			return errFound
 		})
