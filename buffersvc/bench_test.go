@@ -22,7 +22,12 @@ import (
 	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
 
-var benchRecords = flag.Int("bench.records", 100_000, "trajectories in the buffer of BenchmarkSample")
+var benchRecords = flag.Int("bench.records", 100_000, "trajectories in the buffer of BenchmarkSample (2,000 with -short)")
+
+// shortBenchRecords is -bench.records under -short, unless the flag is
+// given: CI runs every benchmark once with -short, and a 100,000-record
+// store (2 GB) would cost it minutes.
+const shortBenchRecords = 2_000
 
 // benchSteps is the length of the benchmarks' trajectories.
 const benchSteps = 32
@@ -150,12 +155,22 @@ var sampleFixture struct {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if testing.Short() && !flagSet("bench.records") {
+		*benchRecords = shortBenchRecords
+	}
 	code := m.Run()
 	if sampleFixture.store != nil {
 		sampleFixture.store.Close()
 		os.RemoveAll(sampleFixture.dir)
 	}
 	os.Exit(code)
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // bigStore returns a store holding *benchRecords swapped 32-step
@@ -213,6 +228,7 @@ func BenchmarkSample(b *testing.B) {
 	}{{"client", nil}, {"client-prefer-2-tasks", tasks}} {
 		b.Run(tc.name, func(b *testing.B) {
 			bs := newBus(b, 0)
+			ownConsumer(b, bs.js)
 			svc, err := buffersvc.NewService(bs.nc, bs.js, store, buffersvc.Config{Run: "r", Logger: quiet})
 			if err != nil {
 				b.Fatal(err)
@@ -228,6 +244,21 @@ func BenchmarkSample(b *testing.B) {
 				return err
 			})
 		})
+	}
+}
+
+// ownConsumer creates the buffer's durable consumer of run "r" on the bus,
+// as the service that filled bigStore would have: the store was filled
+// directly, and a store that holds the run while the bus has no consumer
+// of it outlived the run's log, which the service forgets at start.
+func ownConsumer(b *testing.B, js jetstream.JetStream) {
+	b.Helper()
+	_, err := js.CreateOrUpdateConsumer(context.Background(), streams.StreamSwapped, jetstream.ConsumerConfig{
+		Durable: "buffer-r", FilterSubject: streams.Subjects("r").Swapped, AckPolicy: jetstream.AckExplicitPolicy,
+		MaxDeliver: -1, DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
 

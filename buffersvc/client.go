@@ -87,11 +87,13 @@ func (c *Client) retry(ctx context.Context, attempt func(context.Context) error)
 }
 
 // transient reports whether a retry may fix err: nobody answering, an
-// attempt timing out, a reply cut short by a dying buffer. A bad request
+// attempt timing out, a reply cut short by a dying buffer, a full queue. A bad request
 // or an error the service reports is final.
 func transient(err error) bool {
 	var re *RemoteError
 	switch {
+	case errors.Is(err, ErrBusy): // the buffer's queue is full: it drains
+		return true
 	case errors.Is(err, ErrBadRequest), errors.As(err, &re):
 		return false
 	case errors.Is(err, ErrNoResponders), errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout),

@@ -69,6 +69,7 @@ func BenchmarkSampleUnderIngest(b *testing.B) {
 	for _, ingest := range []bool{false, true} {
 		b.Run(fmt.Sprintf("ingest=%v", ingest), func(b *testing.B) {
 			bs := newBus(b, 0)
+			ownConsumer(b, bs.js)
 			svc, err := buffersvc.NewService(bs.nc, bs.js, store, buffersvc.Config{Run: "r", Logger: quiet})
 			if err != nil {
 				b.Fatal(err)

@@ -25,7 +25,9 @@
 //     when the view and the log disagree at start: a store that lost the
 //     run while the bus's consumer has acknowledged records, or a store
 //     that holds the run while the bus has no consumer of it (the bus's
-//     store was wiped; the store forgets the run first).
+//     store was wiped). It rebuilds beside the store and swaps the result
+//     in only when complete, and reports the records the stream lost
+//     (RebuildResult.Gaps).
 //
 // The service decodes and validates every record of the swapped stream in
 // full, although the swapper validated its explorer message already: a

@@ -23,18 +23,25 @@ var (
 	ErrNoResponders = errors.New("buffersvc: no buffer service for run")
 	// ErrBadReply means a reply could not be decoded or reassembled.
 	ErrBadReply = errors.New("buffersvc: malformed reply")
+	// ErrBusy means the buffer refused a sample because the client, or
+	// too many clients, already have as many requests waiting as it holds.
+	ErrBusy = errors.New("buffersvc: too many sample requests waiting")
 )
 
 // Error codes carried by error replies (the micro service's error code header).
 const (
 	codeBadRequest = "400"
 	codeInternal   = "500"
+	codeBusy       = "503"
 )
 
 // codeFor maps an error to the code sent across the bus.
 func codeFor(err error) string {
-	if errors.Is(err, ErrBadRequest) {
+	switch {
+	case errors.Is(err, ErrBadRequest):
 		return codeBadRequest
+	case errors.Is(err, ErrBusy):
+		return codeBusy
 	}
 	return codeInternal
 }
@@ -53,8 +60,11 @@ func (e *RemoteError) Error() string {
 
 // Unwrap maps the code back to the sentinel the server saw.
 func (e *RemoteError) Unwrap() error {
-	if e.Code == codeBadRequest {
+	switch e.Code {
+	case codeBadRequest:
 		return ErrBadRequest
+	case codeBusy:
+		return ErrBusy
 	}
 	return ErrInternal
 }

@@ -28,6 +28,8 @@ func (s *Service) ingest(_ context.Context, ds []streams.Delivery[*schemas.Traje
 	if len(entries) == 0 {
 		return results
 	}
+	s.healing.RLock() // a heal swaps the store: nothing may land in the old one
+	defer s.healing.RUnlock()
 	res, err := s.store.Put(entries)
 	if err != nil {
 		for _, i := range idx {
@@ -54,6 +56,8 @@ func (s *Service) clear(ctx context.Context, d streams.Delivery[schemas.Event]) 
 	if e.Type != cycleEnded {
 		return streams.Rejectf("buffersvc: %s event on %s", e.Type, d.Msg.Subject())
 	}
+	s.healing.RLock()
+	defer s.healing.RUnlock()
 	if err := s.checkCycleEvent(ctx, e); err != nil {
 		return err
 	}

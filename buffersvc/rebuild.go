@@ -24,6 +24,10 @@ type RebuildResult struct {
 	// record does not have ended (forged or broken; the live service
 	// dead-lettered them).
 	IgnoredEnds int
+	// Gaps says what RSPO_SWAPPED lost of the run's records (see
+	// SwappedGaps): records that were published, and stored by the live
+	// buffer, but can no longer be rebuilt.
+	Gaps Gaps
 }
 
 // rebuildBatch is how many records Rebuild stores per synced commit.
@@ -63,6 +67,10 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 	if err := store.ClearThrough(run, res.ClearedThrough); err != nil {
 		return res, err
 	}
+	gaps, err := newGapFinder(ctx, js, run)
+	if err != nil {
+		return res, fmt.Errorf("buffersvc: rebuild: %w", err)
+	}
 	var batch []Entry
 	flush := func() error {
 		r, err := store.Put(batch)
@@ -72,6 +80,7 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 	}
 	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: run, Subject: streams.KindSwapped}, func(m streams.Message) error {
 		res.Read++
+		gaps.saw(m.Seq)
 		if m.Err != nil || m.Trajectory.Run != run {
 			res.Skipped++
 			return nil
@@ -95,5 +104,6 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 	if err != nil {
 		return res, fmt.Errorf("buffersvc: rebuild: %w", err)
 	}
+	res.Gaps = gaps.result()
 	return res, nil
 }

@@ -99,6 +99,11 @@ type Service struct {
 	gate *streams.CycleGate
 
 	stored, replaced, dropped, dead, batches atomic.Int64
+	// samples holds the sample requests waiting, per client.
+	samples *fairQueue[micro.Request]
+	// healing is held for writing while a heal rebuilds the store aside
+	// and swaps it in, and for reading by every write to the store.
+	healing sync.RWMutex
 }
 
 // NewService returns a buffer service over store, which the caller opens and
@@ -107,7 +112,8 @@ func NewService(nc *nats.Conn, js jetstream.JetStream, store *Store, cfg Config)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Service{nc: nc, js: js, store: store, cfg: cfg.withDefaults(), gate: streams.NewCycleGate(js, cfg.Run)}, nil
+	return &Service{nc: nc, js: js, store: store, cfg: cfg.withDefaults(), gate: streams.NewCycleGate(js, cfg.Run),
+		samples: newFairQueue[micro.Request]()}, nil
 }
 
 // Counters returns what the service has ingested since it started.
@@ -134,6 +140,7 @@ func (s *Service) Run(ctx context.Context) error {
 	defer svc.Stop()
 	sub := streams.Subjects(s.cfg.Run)
 	loops := []func(context.Context) error{
+		s.serveSamples,
 		func(ctx context.Context) error {
 			return streams.ConsumeBatch(ctx, s.js, streams.ConsumerConfig{
 				Stream: streams.StreamSwapped, Durable: s.cfg.Durable, Component: Component,
@@ -193,7 +200,7 @@ func (s *Service) addMicro() (micro.Service, error) {
 		name, subject string
 		h             micro.HandlerFunc
 	}{
-		{"sample", sub.BufferSample, s.handleSample},
+		{"sample", sub.BufferSample, s.queueSample},
 		{"stats", sub.BufferStats, s.handleStats},
 	}
 	for _, e := range endpoints {

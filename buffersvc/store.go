@@ -61,6 +61,7 @@ const (
 type Store struct {
 	mu     sync.Mutex
 	db     *pebble.DB
+	dir    string
 	opts   Options
 	closed bool
 	// syncing counts Puts between their commit and their WAL sync, which
@@ -80,6 +81,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	db, err := openDB(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, dir: dir, opts: opts}, nil
+}
+
+// openDB opens the Pebble database in dir with opts' sizes.
+func openDB(dir string, opts Options) (*pebble.DB, error) {
 	memtable := uint64(defaultMemTableBytes)
 	if opts.MemTableBytes > 0 {
 		memtable = uint64(opts.MemTableBytes)
@@ -94,10 +104,19 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("buffersvc: open store %s: %w", dir, err)
 	}
-	return &Store{db: db, opts: opts}, nil
+	return db, nil
 }
 
-// Close closes the store. Further calls return ErrClosed.
+// Close flushes the memtables and closes the store. Further calls return
+// ErrClosed.
+//
+// Pebble's own Close keeps every write-ahead log whose memtable is not
+// flushed, and each log is preallocated to 110% of MemTableBytes whatever
+// its memtable's size (memtables start small and double): a finished
+// run's buffer kept about 0.5 GB of logs for a few MB of records, most of
+// them cleared. After the flush the logs are obsolete and go (see
+// dropRecycledLogs), and what stays is the sstables of the records the
+// store still holds.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -107,7 +126,26 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.syncing.Wait()
-	return s.db.Close()
+	if err := s.db.Flush(); err != nil {
+		return errors.Join(fmt.Errorf("buffersvc: flush: %w", err), s.db.Close())
+	}
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return dropRecycledLogs(s.dir, s.opts)
+}
+
+// dropRecycledLogs opens and closes the database in dir once more, with
+// nothing written: Pebble keeps up to three obsolete write-ahead logs,
+// each preallocated to 110% of the memtable, for reuse by a live
+// database, and deletes them only when it opens (144 MB of a finished
+// run's 145 MB buffer). An open with nothing to replay is quick.
+func dropRecycledLogs(dir string, opts Options) error {
+	db, err := openDB(dir, opts)
+	if err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 // Put stores the entries in one batch and returns once the batch is synced

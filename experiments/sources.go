@@ -37,7 +37,7 @@ func (r *Runner) seedSources(ctx context.Context, j Job, cfg pipeline.Config) (b
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
-	shared := filepath.Join(r.suiteDir(j.Suite), sourcesDirPrefix+sourcesKey(cfg.Sources))
+	shared := filepath.Join(r.suiteDir(j.Suite), sourcesDirPrefix+sourcesKey(sourceRunNames(cfg)))
 	seed, err := pipelineConfig(j.Config, j.RunName(), j.Seed, shared)
 	if err != nil {
 		return false, err
@@ -51,7 +51,7 @@ func (r *Runner) seedSources(ctx context.Context, j Job, cfg pipeline.Config) (b
 		return false, err
 	}
 	defer unlock()
-	r.logf("%s: PRM source runs %s and their PRM from %s (trained there once for the suite)\n", j.RunName(), strings.Join(cfg.Sources, ", "), filepath.Base(shared))
+	r.logf("%s: source runs %s (and their PRM) from %s (trained there once for the suite)\n", j.RunName(), strings.Join(sourceRunNames(cfg), ", "), filepath.Base(shared))
 	_, err = os.Stat(filepath.Join(shared, "nats"))
 	existed := err == nil // trained by an earlier runner
 	if err := pipeline.PrepareSources(ctx, seed); err != nil {
@@ -100,6 +100,15 @@ func sourcesRevision(shared string, existed bool, rev string) (string, error) {
 		return "", nil
 	}
 	return fmt.Sprintf("warning: these source runs were trained by revision %s, not by this binary's %s; if the code changed what they record, delete %s to train them again", old, rev, shared), nil
+}
+
+// sourceRunNames are the names of cfg's built-in source runs.
+func sourceRunNames(cfg pipeline.Config) []string {
+	names := make([]string, len(cfg.SourceRuns))
+	for i, sc := range cfg.SourceRuns {
+		names[i] = sc.Learner.Run
+	}
+	return names
 }
 
 // sourcesKey names a list of source runs in a directory name.

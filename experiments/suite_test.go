@@ -145,10 +145,10 @@ func TestSuiteRecipe(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.variant, func(t *testing.T) {
 			c := jobs[i].Config
-			if c.Recipe != tt.recipe || c.ExploreTilt != tt.tilt || c.ExploreCollect != tt.collect || c.OffRatio != tt.offRatio ||
+			if c.Recipe != tt.recipe || c.Explore.Tilt != tt.tilt || c.Explore.Collect != tt.collect || c.OffRatio != tt.offRatio ||
 				c.PRMTarget != tt.target || c.PRMFeatures != tt.features || c.Updates != 4 {
 				t.Errorf("got recipe %q tilt %v collect %d off-ratio %q prm-target %q prm-features %q updates %d, want %q %v %d %q %q %q 4",
-					c.Recipe, c.ExploreTilt, c.ExploreCollect, c.OffRatio, c.PRMTarget, c.PRMFeatures, c.Updates,
+					c.Recipe, c.Explore.Tilt, c.Explore.Collect, c.OffRatio, c.PRMTarget, c.PRMFeatures, c.Updates,
 					tt.recipe, tt.tilt, tt.collect, tt.offRatio, tt.target, tt.features)
 			}
 			cfg, err := pipelineConfig(c, jobs[i].RunName(), jobs[i].Seed, t.TempDir())

@@ -62,6 +62,17 @@ func (t *Trainer) SetReference(ref *policy.Policy) error {
 // SetLR changes Adam's learning rate (for schedules).
 func (t *Trainer) SetLR(lr float64) { t.opt.SetLR(lr) }
 
+// SetAlpha sets α, the weight of the off-policy term (eq. 1), for the
+// updates that follow: an adaptive share in place of Config.Alpha, e.g.
+// scaled by how many buffer records an update uses. It must be in (0, 1).
+func (t *Trainer) SetAlpha(a float64) error {
+	if !(a > 0 && a < 1) {
+		return fmt.Errorf("%w: alpha %v not in (0, 1)", ErrConfig, a)
+	}
+	t.cfg.Alpha = a
+	return nil
+}
+
 // Updates is the number of updates applied.
 func (t *Trainer) Updates() int64 { return t.updates }
 

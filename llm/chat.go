@@ -20,6 +20,10 @@ type ChatRequest struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	// MaxTokens bounds the completion's tokens.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// MaxCompletionTokens is OpenAI's newer name for MaxTokens, which the
+	// official SDKs send; rspo's client sends max_tokens, which every
+	// vLLM and SGLang release reads.
+	MaxCompletionTokens int `json:"max_completion_tokens,omitempty"`
 	// N is the number of choices to sample (omitted: 1).
 	N int `json:"n,omitempty"`
 	// Seed makes sampling reproducible on servers that honour it.
@@ -30,12 +34,26 @@ type ChatRequest struct {
 	Logprobs bool `json:"logprobs,omitempty"`
 	// TopLogprobs asks for that many alternatives per token (0..20).
 	TopLogprobs int `json:"top_logprobs,omitempty"`
+	// Stream asks for the answer as server-sent events of
+	// chat.completion.chunk objects. rspo's client never streams; servers
+	// (llmserve) read it.
+	Stream bool `json:"stream,omitempty"`
+	// StreamOptions tunes a streamed answer; OpenAI refuses it without
+	// Stream.
+	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
 	// ReturnTokensAsTokenIDs (vLLM) makes every logprobs token read
 	// "token_id:<id>" instead of the token's text.
 	ReturnTokensAsTokenIDs bool `json:"return_tokens_as_token_ids,omitempty"`
 	// ReturnTokenIDs (vLLM ≥ 0.10.2, SGLang) adds choices[].token_ids and
 	// prompt_token_ids to the answer.
 	ReturnTokenIDs bool `json:"return_token_ids,omitempty"`
+}
+
+// StreamOptions are the stream_options of a streamed request.
+type StreamOptions struct {
+	// IncludeUsage adds a last chunk, with no choices, carrying the
+	// request's usage.
+	IncludeUsage bool `json:"include_usage,omitempty"`
 }
 
 // ChatMessage is one message of a conversation. Content is plain text; on

@@ -114,7 +114,7 @@ func (h *EmbedHandler) ServeModels(w http.ResponseWriter, r *http.Request) {
 		writeEmbedError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", "use GET")
 		return
 	}
-	writeEmbedJSON(w, http.StatusOK, struct {
+	WriteJSON(w, http.StatusOK, struct {
 		Object string           `json:"object"`
 		Data   []EmbedModelCard `json:"data"`
 	}{"list", []EmbedModelCard{h.ModelCard()}})
@@ -157,7 +157,7 @@ func (h *EmbedHandler) ServeEmbeddings(w http.ResponseWriter, r *http.Request) {
 		writeEmbedError(w, http.StatusInternalServerError, "server_error", "", err.Error())
 		return
 	}
-	writeEmbedJSON(w, http.StatusOK, resp)
+	WriteJSON(w, http.StatusOK, resp)
 }
 
 // embed builds the answer to req: float vectors, or their base64 bytes.
@@ -270,30 +270,5 @@ func decodeEmbedInput(raw json.RawMessage) ([]string, error) {
 
 // writeEmbedError writes an OpenAI error object.
 func writeEmbedError(w http.ResponseWriter, status int, typ, code, msg string) {
-	var c *string
-	if code != "" {
-		c = &code
-	}
-	writeEmbedJSON(w, status, struct {
-		Error embedAPIError `json:"error"`
-	}{embedAPIError{Message: msg, Type: typ, Code: c}})
-}
-
-// embedAPIError is OpenAI's error object.
-type embedAPIError struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
-
-func writeEmbedJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"message":"cannot encode the answer","type":"server_error","param":null,"code":null}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	WriteAPIError(w, status, NewAPIError(typ, code, "", msg))
 }

@@ -179,18 +179,20 @@ func execute(t *template.Template, d TurnData) (string, error) {
 var ErrNotDefaultTemplate = errors.New("llm: the conversation is not in rspo's default chat template")
 
 // ParseConversation reads back the state that the default template
-// rendered into msgs (any system message is accepted): the inverse of
-// Render with the default Template. It returns an error wrapping
-// ErrNotDefaultTemplate, saying where, for any other conversation.
+// rendered into msgs: the inverse of Render with the default Template.
+// The instructions at its start — any number of system or developer
+// messages, which OpenAI treats alike — are accepted whatever they say.
+// It returns an error wrapping ErrNotDefaultTemplate, saying where, for
+// any other conversation.
 func ParseConversation(msgs []ChatMessage) (policy.State, error) {
 	bad := func(format string, a ...any) (policy.State, error) {
 		return policy.State{}, fmt.Errorf("%w: %s", ErrNotDefaultTemplate, fmt.Sprintf(format, a...))
 	}
-	if len(msgs) > 0 && msgs[0].Role == "system" {
+	for len(msgs) > 0 && instructionRole(msgs[0].Role) {
 		msgs = msgs[1:]
 	}
 	if len(msgs)%2 != 1 {
-		return bad("want user and assistant messages alternating, ending with a user message; got %d after the system message", len(msgs))
+		return bad("want user and assistant messages alternating, ending with a user message; got %d after the system (or developer) messages", len(msgs))
 	}
 	var s policy.State
 	for i := 0; i < len(msgs); i += 2 {
@@ -224,6 +226,11 @@ func ParseConversation(msgs []ChatMessage) (policy.State, error) {
 	}
 	return s, nil
 }
+
+// instructionRole reports whether a message of role instructs the model
+// rather than taking part in the conversation: "system", or "developer",
+// OpenAI's name for it since its reasoning models.
+func instructionRole(role string) bool { return role == "system" || role == "developer" }
 
 // parseAdmissible splits the current turn's text (after "Observation:\n")
 // into the observation and the admissible actions.

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -43,6 +44,30 @@ func TestConversationRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, s) && !(len(s.History) == 0 && got.History == nil) {
 			t.Errorf("round trip:\ngot  %#v\nwant %#v", got, s)
 		}
+	}
+}
+
+// TestConversationInstructions: the conversation's opening instructions
+// may be a developer message (OpenAI's name for a system message since its
+// reasoning models), several of them, or none; a developer message later
+// in the conversation is still refused.
+func TestConversationInstructions(t *testing.T) {
+	s := sampleState()
+	msgs := render(t, s)
+	dev := ChatMessage{Role: "developer", Content: "Be brief."}
+	for name, conv := range map[string][]ChatMessage{
+		"developer":            append([]ChatMessage{dev}, msgs[1:]...),
+		"system and developer": append([]ChatMessage{msgs[0], dev}, msgs[1:]...),
+		"none":                 msgs[1:],
+	} {
+		got, err := ParseConversation(conv)
+		if err != nil || !reflect.DeepEqual(got, s) {
+			t.Errorf("%s: got %#v, %v; want %#v", name, got, err, s)
+		}
+	}
+	late := append(append([]ChatMessage{}, msgs...), dev)
+	if _, err := ParseConversation(late); !errors.Is(err, ErrNotDefaultTemplate) {
+		t.Errorf("a developer message after the conversation: got %v, want ErrNotDefaultTemplate", err)
 	}
 }
 

@@ -121,7 +121,7 @@ func TestExternalRunResumes(t *testing.T) {
 	}
 	tilted := func() Config { // the tilted explorer: it acts with π_θ as the trainer stored it
 		c := smallRun(t, t.TempDir(), true)
-		c.Learner.Trainer.Alpha, c.Learner.ExploreTilt = 0.25, 3
+		c.Learner.Trainer.Alpha, c.Learner.Explore.Tilt = 0.25, 3
 		return c
 	}
 	whole := tilted()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/rspo-dev/rspo/settings"
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,14 +26,61 @@ import (
 // leaves out keep their value. It returns the keys the file sets, as the
 // file spells them.
 func LoadOptionsFile(path string, o *Options) ([]string, error) {
+	f, err := ReadOptionsFile(path, o)
+	if err != nil {
+		return nil, err
+	}
+	return f.Keys, nil
+}
+
+// OptionsFile is what a configuration file set: its keys as the file
+// spells them, and where each value stands, so that a value found wrong
+// later (Validate) is reported at its line (Place).
+type OptionsFile struct {
+	Keys []string
+	// Pos maps each key set (its current spelling) to name:line:column.
+	Pos map[string]string
+}
+
+// ReadOptionsFile reads the configuration file at path over o, as
+// LoadOptionsFile does, and says where each key stands.
+func ReadOptionsFile(path string, o *Options) (*OptionsFile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
+	s := newOptionSetter(o)
 	if IsYAMLFile(path) {
-		return DecodeOptionsYAML(path, b, o)
+		err = decodeYAMLDoc(path, b, s)
+	} else {
+		err = decodeJSONDoc(path, b, s)
 	}
-	return DecodeOptionsJSON(path, b, o)
+	if err != nil {
+		return nil, err
+	}
+	return &OptionsFile{Keys: s.sortedKeys(), Pos: s.pos}, nil
+}
+
+// Place rewrites every settings.ValueError in err (a joined error too)
+// whose key the file set as an error at the value's place in the file.
+func (f *OptionsFile) Place(err error) error {
+	if f == nil || err == nil {
+		return err
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range joined.Unwrap() {
+			errs = append(errs, f.Place(e))
+		}
+		return errors.Join(errs...)
+	}
+	var ve *settings.ValueError
+	if errors.As(err, &ve) {
+		if pos, ok := f.Pos[ve.Key]; ok && !strings.Contains(err.Error(), pos) {
+			return fmt.Errorf("%s: %w", pos, err)
+		}
+	}
+	return err
 }
 
 // IsYAMLFile reports whether path names a YAML configuration file.
@@ -47,20 +95,30 @@ type optionSetter struct {
 	o    *Options
 	seen map[string]string // canonical key -> key as written
 	keys []string
+	// pos maps each canonical key set to the place of its value in the
+	// file (name:line:column), for errors found later (Validate).
+	pos map[string]string
+	// refused are the values the settings' declarations refuse, each at
+	// its place: reported together once the whole file is read.
+	refused []error
 }
 
-// field returns the option stored under key as written in the file.
-func (s *optionSetter) field(key string) (any, error) {
+func newOptionSetter(o *Options) *optionSetter {
+	return &optionSetter{o: o, pos: map[string]string{}}
+}
+
+// field returns the setting stored under key as written in the file.
+func (s *optionSetter) field(key string) (settings.Setting, error) {
 	name, _ := CanonicalKey(key)
 	if other, dup := s.seen[name]; dup {
 		if other == key {
-			return nil, fmt.Errorf("key %q is given twice", key)
+			return settings.Setting{}, fmt.Errorf("key %q is given twice", key)
 		}
-		return nil, fmt.Errorf("keys %q and %q are the same option; give one", other, key)
+		return settings.Setting{}, fmt.Errorf("keys %q and %q are the same option; give one", other, key)
 	}
-	field := s.o.Field(name)
-	if field == nil {
-		return nil, fmt.Errorf("unknown key %q (the keys are the flag names: %s)", key, strings.Join(OptionKeys(), ", "))
+	field, _, ok := settings.Lookup(s.o, name)
+	if !ok {
+		return settings.Setting{}, fmt.Errorf("unknown key %q (the keys are the flag names: %s)", key, strings.Join(OptionKeys(), ", "))
 	}
 	if s.seen == nil {
 		s.seen = map[string]string{}
@@ -85,25 +143,32 @@ func position(name string, b []byte, off int64) string {
 // DecodeOptionsJSON reads a JSON object of options (the file name, for
 // errors) over o and returns the keys it sets.
 func DecodeOptionsJSON(name string, b []byte, o *Options) ([]string, error) {
+	s := newOptionSetter(o)
+	if err := decodeJSONDoc(name, b, s); err != nil {
+		return nil, err
+	}
+	return s.sortedKeys(), nil
+}
+
+func decodeJSONDoc(name string, b []byte, s *optionSetter) error {
 	f := jsonFile{name: name, b: b, dec: json.NewDecoder(bytes.NewReader(b))}
 	if tok, err := f.dec.Token(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, f.syntax(err)
+		return f.syntax(err)
 	} else if tok != json.Delim('{') {
-		return nil, f.fail(f.dec.InputOffset(), "a configuration is a JSON object of flag names and values, not %s", describeJSON(tok))
+		return f.fail(f.dec.InputOffset(), "a configuration is a JSON object of flag names and values, not %s", describeJSON(tok))
 	}
-	s := optionSetter{o: o}
 	for f.dec.More() {
-		if err := f.decodeKey(&s); err != nil {
-			return nil, err
+		if err := f.decodeKey(s); err != nil {
+			return err
 		}
 	}
 	if _, err := f.dec.Token(); err != nil {
-		return nil, f.syntax(err)
+		return f.syntax(err)
 	}
 	if _, err := f.dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, f.fail(f.dec.InputOffset(), "text after the configuration object")
+		return f.fail(f.dec.InputOffset(), "text after the configuration object")
 	}
-	return s.sortedKeys(), nil
+	return errors.Join(s.refused...)
 }
 
 // jsonFile is a JSON configuration being decoded.
@@ -148,26 +213,30 @@ func (f jsonFile) decodeKey(s *optionSetter) error {
 	if err != nil {
 		return f.fail(keyOff, "%v", err)
 	}
-	if err := json.Unmarshal(raw, field); err != nil || string(raw) == "null" && isScalar(field) {
-		return f.fail(valueOff, "key %q: %s is not %s", key, raw, KindOf(field))
+	s.pos[field.Key] = position(f.name, f.b, valueOff)
+	if err := setJSON(s.o, field.Key, raw); err != nil {
+		return f.fail(valueOff, "%v", strings.TrimPrefix(err.Error(), "pipeline: "))
 	}
-	emptyToNil(field)
+	s.checkGiven(field)
 	return nil
+}
+
+// checkGiven notes a value the file gave that the setting's declaration
+// refuses, at its place in the file.
+func (s *optionSetter) checkGiven(field settings.Setting) {
+	if err := field.CheckGiven(field.Ptr(s.o)); err != nil {
+		ve := &settings.ValueError{Key: field.Key, Value: field.Value(s.o), Want: err.Error()}
+		s.refused = append(s.refused, fmt.Errorf("pipeline: %s: %w", s.pos[field.Key], ve))
+	}
 }
 
 // emptyToNil stores an empty list or mapping as none at all, the value
 // the flags leave, so a run's recorded settings compare equal whichever
 // way its options were given.
 func emptyToNil(field any) {
-	switch f := field.(type) {
-	case *map[string]string:
-		if len(*f) == 0 {
-			*f = nil
-		}
-	case *[]string:
-		if len(*f) == 0 {
-			*f = nil
-		}
+	v := reflect.ValueOf(field).Elem()
+	if (v.Kind() == reflect.Map || v.Kind() == reflect.Slice) && v.Len() == 0 {
+		v.SetZero()
 	}
 }
 
@@ -196,28 +265,29 @@ func describeJSON(tok json.Token) string {
 // isScalar reports whether field holds one number, string or boolean, for
 // which null is not a value.
 func isScalar(field any) bool {
-	switch field.(type) {
-	case *map[string]string, *[]string:
-		return false
-	}
-	return true
+	k := reflect.ValueOf(field).Elem().Kind()
+	return k != reflect.Map && k != reflect.Slice
 }
 
 // DecodeOptionsYAML reads a YAML mapping of options (the file name, for
 // errors) over o and returns the keys it sets.
 func DecodeOptionsYAML(name string, b []byte, o *Options) ([]string, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, yamlSyntaxError(name, err)
-	}
-	if len(doc.Content) == 0 {
-		return nil, nil // an empty file sets nothing
-	}
-	s := optionSetter{o: o}
-	if err := decodeYAMLMapping(name, doc.Content[0], &s); err != nil {
+	s := newOptionSetter(o)
+	if err := decodeYAMLDoc(name, b, s); err != nil {
 		return nil, err
 	}
 	return s.sortedKeys(), nil
+}
+
+func decodeYAMLDoc(name string, b []byte, s *optionSetter) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return yamlSyntaxError(name, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file sets nothing
+	}
+	return decodeYAMLMapping(name, doc.Content[0], s)
 }
 
 // yamlSyntaxError places a YAML parse error ("yaml: line 3: ...") as
@@ -235,7 +305,7 @@ func yamlSyntaxError(name string, err error) error {
 // UnmarshalYAML reads a YAML mapping of options over o, as a
 // configuration file does.
 func (o *Options) UnmarshalYAML(n *yaml.Node) error {
-	return decodeYAMLMapping("yaml", n, &optionSetter{o: o})
+	return decodeYAMLMapping("yaml", n, newOptionSetter(o))
 }
 
 func decodeYAMLMapping(name string, n *yaml.Node, s *optionSetter) error {
@@ -254,12 +324,27 @@ func decodeYAMLMapping(name string, n *yaml.Node, s *optionSetter) error {
 		if err != nil {
 			return fail(k, "%v", err)
 		}
-		if !yamlFits(field, v) || v.Decode(field) != nil {
-			return fail(v, "key %q: %s is not %s", k.Value, yamlText(v), KindOf(field))
+		s.pos[field.Key] = fmt.Sprintf("%s:%d:%d", name, v.Line, v.Column)
+		if !yamlSet(field, s.o, v) {
+			return fail(v, "key %q: %s is not %s", k.Value, yamlText(v), settings.Kind(field.Type()))
 		}
-		emptyToNil(field)
+		s.checkGiven(field)
 	}
-	return nil
+	return errors.Join(s.refused...)
+}
+
+// yamlSet reads node n into the setting field of o, reporting whether n
+// holds a value of its kind: a duration as Go writes one ("90s").
+func yamlSet(field settings.Setting, o *Options, n *yaml.Node) bool {
+	ptr := field.Ptr(o)
+	if settings.IsDuration(field.Type()) {
+		return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && settings.Set(ptr, n.Value) == nil
+	}
+	if !yamlFits(ptr, n) || n.Decode(ptr) != nil {
+		return false
+	}
+	emptyToNil(ptr)
+	return true
 }
 
 // yamlFits reports whether node n holds a value of field's kind, so that
@@ -267,18 +352,18 @@ func decodeYAMLMapping(name string, n *yaml.Node, s *optionSetter) error {
 // are refused as JSON refuses them.
 func yamlFits(field any, n *yaml.Node) bool {
 	tag := n.ShortTag()
-	switch field.(type) {
-	case *int, *int64:
+	switch reflect.ValueOf(field).Elem().Kind() {
+	case reflect.Int, reflect.Int64:
 		return tag == "!!int"
-	case *float64:
+	case reflect.Float64:
 		return tag == "!!int" || tag == "!!float"
-	case *bool:
+	case reflect.Bool:
 		return tag == "!!bool"
-	case *string:
+	case reflect.String:
 		return n.Kind == yaml.ScalarNode && tag != "!!null"
-	case *map[string]string:
+	case reflect.Map:
 		return n.Kind == yaml.MappingNode || tag == "!!null"
-	case *[]string:
+	case reflect.Slice:
 		return n.Kind == yaml.SequenceNode || tag == "!!null"
 	}
 	return false
@@ -332,12 +417,17 @@ func (o Options) EncodeYAML(w io.Writer, omit ...string) error {
 
 func (o Options) yamlNode(omit []string) (*yaml.Node, error) {
 	m := &yaml.Node{Kind: yaml.MappingNode}
-	for _, key := range OptionKeys() {
+	for _, st := range settings.Table(&o) {
+		key := st.Key
 		if slices.Contains(omit, key) {
 			continue
 		}
 		var v yaml.Node
-		if err := v.Encode(reflect.ValueOf(o.Field(key)).Elem().Interface()); err != nil {
+		value := reflect.ValueOf(st.Ptr(&o)).Elem().Interface()
+		if settings.IsDuration(st.Type()) {
+			value = st.Value(&o)
+		}
+		if err := v.Encode(value); err != nil {
 			return nil, fmt.Errorf("pipeline: option %s as YAML: %w", key, err)
 		}
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &v)

@@ -4,33 +4,78 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rspo-dev/rspo/learner"
+	"github.com/rspo-dev/rspo/settings"
 )
 
-// legacyKeys are the keys options were written with before the keys
-// became the flag names; files and recorded settings that use them still
-// read. CanonicalKey maps them.
-var legacyKeys = map[string]string{
-	"env_options": "env-opt", "group_size": "group", "explore_group_size": "explore-group",
-	"dense_only": "dense-only", "eps_on": "eps-on", "eps_off": "eps-off", "off_ratio": "off-ratio",
-	"swap_all": "swap-all", "explore_collect": "explore-collect", "prm_refresh": "prm-refresh",
-	"prm_refresh_extra_run": "prm-refresh-extra-run", "prm_refresh_window": "prm-refresh-window",
-	"prm_warmup_tasks": "prm-warmup-tasks", "prm_target": "prm-target", "prm_noise": "prm-noise",
-	"gate_auc": "gate-auc", "explore_tilt": "explore-tilt", "eval_every": "eval-every",
-	"eval_episodes": "eval-episodes", "eval_greedy": "eval-greedy", "eval_splits": "eval-splits",
-	"keep_versions": "keep-versions",
+// CanonicalKey returns the key an older spelling stands for (its
+// declaration's alias tag), and whether key was an older spelling.
+func CanonicalKey(key string) (string, bool) {
+	s, alias, ok := settings.Lookup(&Options{}, key)
+	if !ok {
+		return key, false
+	}
+	return s.Key, alias
 }
 
-// CanonicalKey returns the key an older spelling stands for, and whether
-// key was an older spelling.
-func CanonicalKey(key string) (string, bool) {
-	if k, ok := legacyKeys[key]; ok {
-		return k, true
+// isLegacyKey reports whether key is an older spelling of a key.
+func isLegacyKey(key string) bool {
+	_, alias := CanonicalKey(key)
+	return alias
+}
+
+// MarshalJSON writes o as a JSON object of keys and values, in the order
+// of OptionKeys; durations as Go writes them ("1m0s").
+func (o Options) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, s := range settings.Table(&o) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		raw, err := settingJSON(s, &o)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "%q:%s", s.Key, raw)
 	}
-	return key, false
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+// settingJSON renders one setting's value of o as JSON.
+func settingJSON(s settings.Setting, o *Options) ([]byte, error) {
+	if settings.IsDuration(s.Type()) {
+		return json.Marshal(s.Value(o))
+	}
+	return json.Marshal(s.Ptr(o))
+}
+
+// setJSON reads a JSON value into the setting stored under key (as
+// written), failing with what the setting takes.
+func setJSON(o *Options, key string, raw json.RawMessage) error {
+	s, _, ok := settings.Lookup(o, key)
+	if !ok {
+		return fmt.Errorf("unknown key %q (the keys are the flag names: %s)", key, strings.Join(OptionKeys(), ", "))
+	}
+	bad := fmt.Errorf("key %q: %s is not %s", key, raw, settings.Kind(s.Type()))
+	if settings.IsDuration(s.Type()) {
+		var text string
+		if json.Unmarshal(raw, &text) != nil || settings.Set(s.Ptr(o), text) != nil {
+			return bad
+		}
+		return nil
+	}
+	if json.Unmarshal(raw, s.Ptr(o)) != nil || string(raw) == "null" && isScalar(s.Ptr(o)) {
+		return bad
+	}
+	emptyToNil(s.Ptr(o))
+	return nil
 }
 
 // UnmarshalJSON reads a JSON object of options over o: keys it leaves out
@@ -42,41 +87,21 @@ func (o *Options) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("pipeline: options: %w", err)
 	}
 	seen := map[string]string{}
-	for key, raw := range m {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
 		name, _ := CanonicalKey(key)
 		if other, dup := seen[name]; dup {
 			return fmt.Errorf("pipeline: keys %q and %q are the same option; give one", other, key)
 		}
 		seen[name] = key
-		field := o.Field(name)
-		if field == nil {
-			return fmt.Errorf("pipeline: unknown key %q (the keys are the flag names: %s)", key, strings.Join(OptionKeys(), ", "))
-		}
-		if err := json.Unmarshal(raw, field); err != nil {
-			return fmt.Errorf("pipeline: key %q: %s is not %s", key, raw, KindOf(field))
+		if err := setJSON(o, key, m[key]); err != nil {
+			return fmt.Errorf("pipeline: %w", err)
 		}
 	}
 	return nil
 }
 
 // KindOf describes the values an option field takes, for error messages.
-func KindOf(field any) string {
-	switch field.(type) {
-	case *int, *int64:
-		return "an integer"
-	case *float64:
-		return "a number"
-	case *bool:
-		return "true or false"
-	case *string:
-		return "a string"
-	case *map[string]string:
-		return "a mapping of names to strings"
-	case *[]string:
-		return "a list of strings"
-	}
-	return fmt.Sprintf("a %T", field)
-}
+func KindOf(field any) string { return settings.Kind(reflect.TypeOf(field).Elem()) }
 
 // upgradeSettings rewrites settings recorded with the older keys, when a
 // zero meant the learner's default, into the current form, so a run
@@ -101,8 +126,7 @@ func upgradeSettings(m map[string]json.RawMessage) map[string]json.RawMessage {
 	}
 	legacy := false
 	for k := range m {
-		_, legacy = legacyKeys[k]
-		if legacy {
+		if legacy = isLegacyKey(k); legacy {
 			break
 		}
 	}
@@ -161,6 +185,8 @@ func (o Options) withZeroDefaults() Options {
 	zeroS(&o.OffCredit, d.OffCredit)
 	zeroS(&o.PRMTarget, d.PRMTarget)
 	zeroS(&o.PRMFeatures, d.PRMFeatures)
-	zeroS(&o.Explorer, d.Explorer)
+	if o.Explore.Mode == "" {
+		o.Explore.Mode = d.Explore.Mode
+	}
 	return o
 }

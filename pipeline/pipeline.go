@@ -133,6 +133,15 @@ type Config struct {
 	// (Options.Config sets them); the report saves their effective form as
 	// config.yaml.
 	Options *Options
+	// InitPolicy, when set, is the policy a new run starts from instead of
+	// a fresh one — π_θ's version 0 and the reference policy: a snapshot
+	// file or run:NAME, the final policy of a finished run on the same
+	// server. It is resolved before the run writes anything (a missing or
+	// unreadable source fails, ErrInitPolicy) and its hash recorded with
+	// the run's settings.
+	InitPolicy string
+	// initPolicy is what InitPolicy resolved to, for the summary.
+	initPolicy *InitPolicy
 }
 
 // PRMConfig configures the PRM scoring stage (rspo.<run>.prm.score).
@@ -182,6 +191,8 @@ type Summary struct {
 	// stored model it is, what it was trained on and whether the run
 	// trained it or reused an earlier run's.
 	SourcePRM *SourcePRM `json:"source_prm,omitempty"`
+	// InitPolicy, for a warm-started run, is the policy it began from.
+	InitPolicy *InitPolicy `json:"init_policy,omitempty"`
 	// WallSeconds adds up the wall time of every Run of the run (its
 	// first start, every resume, every rerun that re-reported it).
 	WallSeconds float64 `json:"wall_seconds"`
@@ -234,6 +245,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	cfg = cfg.withDefaults()
 	start := time.Now()
+	if !cfg.initPolicyFromRun() { // a file fails before anything is written, even the source runs
+		if err := cfg.resolveInitPolicy(ctx, nil); err != nil {
+			return Summary{}, err
+		}
+	}
 	if err := runSources(ctx, cfg); err != nil {
 		return Summary{}, err
 	}
@@ -242,6 +258,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	defer shutdown()
+	if cfg.initPolicyFromRun() {
+		if err := streams.Ensure(ctx, js, cfg.Streams); err != nil {
+			return Summary{}, err
+		}
+		if err := cfg.resolveInitPolicy(ctx, js); err != nil {
+			return Summary{}, err
+		}
+	}
 	recorded := false
 	defer func() { // an interrupted or failed run's time counts too
 		if !recorded {
@@ -303,13 +327,21 @@ func Serve(ctx context.Context, cfg Config, name string) error {
 	}
 	defer drain(nc)
 	bus := Bus{Conn: nc, JS: js}
-	if err := prepare(ctx, bus, cfg, name == StageLearner); err != nil {
-		return err
-	}
-	if name == StageLearner { // the learner decides the PRM: its source runs train in this process
+	if name == StageLearner { // the learner decides the PRM and the start: its source runs train in this process
+		if err := streams.Ensure(ctx, js, cfg.Streams); err != nil {
+			return err
+		}
 		if err := runSources(ctx, cfg); err != nil {
 			return err
 		}
+		if err := cfg.resolveInitPolicy(ctx, js); err != nil {
+			return err
+		}
+	}
+	if err := prepare(ctx, bus, cfg, name == StageLearner); err != nil {
+		return err
+	}
+	if name == StageLearner {
 		if err := cfg.prepareSourcePRM(ctx, js); err != nil {
 			return err
 		}
@@ -415,8 +447,9 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 		EnvSteps: cp.EnvStepsActor + cp.EnvStepsExplorer, WallSeconds: cost.WallSeconds, PeakRSSBytes: cost.PeakRSSBytes, Revisions: cost.Revisions,
 		ReportDir: filepath.Join(cfg.DataDir, lc.Run, "report")}
 	if lc.RSPO {
-		sum.Explore = string(lc.Explorer)
+		sum.Explore = string(lc.Explore.Mode)
 	}
+	sum.InitPolicy = cfg.initPolicy
 	if cfg.Options != nil {
 		eff := cfg.Options.Effective()
 		sum.Config = &eff
@@ -431,7 +464,7 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	if sum.SourcePRM != nil {
 		sources = sum.SourcePRM.Provenance.Sources
 	}
-	if sum.EnvStepsSource, err = sourceSteps(ctx, js, sources); err != nil {
+	if sum.EnvStepsSource, err = startSteps(ctx, js, sources, sum.InitPolicy); err != nil {
 		return sum, err
 	}
 	var events []schemas.MetricsEvent

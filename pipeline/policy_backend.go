@@ -70,7 +70,7 @@ var _ producers.EvalBackend = (*llm.Backend)(nil)
 // train π_B through an inference server, which it cannot.
 func (c Config) servedExplorer() error {
 	l := c.Learner
-	if c.Policy.Kind != PolicyOpenAI || !l.RSPO || l.Explorer == schemas.ExplorerFrozen || l.ExploreTilt > 0 {
+	if c.Policy.Kind != PolicyOpenAI || !l.RSPO || l.Explore.Mode == schemas.ExplorerFrozen || l.Explore.Tilt > 0 {
 		return nil
 	}
 	return fmt.Errorf("pipeline: with the %q policy the explorer explores tilted (--explore-tilt λ) or frozen (--explorer frozen): "+

@@ -44,9 +44,9 @@ func TestServedExplorerModes(t *testing.T) {
 	}{
 		{"builtin trains", Config{Learner: learnersvc.Config{RSPO: true}}, true},
 		{"served, trained explorer", Config{Policy: served, Learner: learnersvc.Config{RSPO: true}}, false},
-		{"served, random-prm control", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, Explorer: schemas.ExplorerRandomPRM}}, false},
-		{"served, tilted", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, ExploreTilt: 2}}, true},
-		{"served, frozen", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, Explorer: schemas.ExplorerFrozen}}, true},
+		{"served, random-prm control", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, Explore: schemas.ExploreSettings{Mode: schemas.ExplorerRandomPRM}}}, false},
+		{"served, tilted", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, Explore: schemas.ExploreSettings{Tilt: 2}}}, true},
+		{"served, frozen", Config{Policy: served, Learner: learnersvc.Config{RSPO: true, Explore: schemas.ExploreSettings{Mode: schemas.ExplorerFrozen}}}, true},
 		{"served, no RSPO", Config{Policy: served}, true},
 	} {
 		if err := tc.c.servedExplorer(); (err == nil) != tc.ok {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/learner/learnersvc"
+	"github.com/rspo-dev/rspo/schemas"
+	"github.com/rspo-dev/rspo/settings"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -29,39 +31,25 @@ const (
 	RecipePaper = "paper"
 )
 
-// Recipes lists the recipe names, the default first.
-func Recipes() []string { return []string{RecipeTilted, RecipePaper} }
-
-// recipeValues are the option values each recipe sets, by key.
-var recipeValues = map[string]map[string]any{
-	RecipeTilted: {"explore-tilt": 10.0, "explore-collect": 2, "off-ratio": "old", "off-credit": "no-loops", "prm-target": "step", "prm-features": PRMFeaturesContext},
-	RecipePaper:  {},
+// Recipes lists the recipe names, the default first: those the recipe
+// setting's declaration allows.
+func Recipes() []string {
+	s, _, _ := settings.Lookup(&Options{}, "recipe")
+	return s.Enum
 }
 
-// WithRecipe returns o with its recipe's values set for every key that
-// given reports false for (rspo run passes the flags and config keys the
-// user gave). An empty Recipe is RecipePaper.
+// WithRecipe returns o with its recipe's values (declared on each
+// setting, see Options) set for every key that given reports false for
+// (rspo run passes the flags and config keys the user gave). An empty
+// Recipe is RecipePaper.
 func (o Options) WithRecipe(given func(key string) bool) (Options, error) {
 	if o.Recipe == "" {
 		o.Recipe = RecipePaper
 	}
-	values, ok := recipeValues[o.Recipe]
-	if !ok {
+	if !slices.Contains(Recipes(), o.Recipe) {
 		return o, fmt.Errorf("pipeline: recipe %q: want one of %v", o.Recipe, Recipes())
 	}
-	for key, v := range values {
-		if given(key) {
-			continue
-		}
-		switch p := o.Field(key).(type) {
-		case *float64:
-			*p = v.(float64)
-		case *int:
-			*p = v.(int)
-		case *string:
-			*p = v.(string)
-		}
-	}
+	settings.ApplyRecipe(&o, o.Recipe, given)
 	return o, nil
 }
 
@@ -100,6 +88,7 @@ func (o Options) SourceRuns() ([]Options, error) {
 	for _, seed := range SourceSeeds {
 		s := DefaultOptions()
 		s.Recipe, s.RSPO, s.Env, s.Algo, s.Seed, s.Data, s.Updates = RecipePaper, false, o.Env, o.Algo, seed, o.Data, updates
+		s.InitPolicy = "" // source runs start afresh: they are where starts come from
 		s.EnvOptions = maps.Clone(envOpts)
 		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, updates, seed)
 		out = append(out, s)
@@ -111,6 +100,7 @@ func (o Options) SourceRuns() ([]Options, error) {
 			return nil, err
 		}
 		s.Env, s.Algo, s.Seed, s.Data, s.Updates = o.Env, o.Algo, SourceStageSeed, o.Data, updates
+		s.InitPolicy = ""
 		s.EnvOptions, s.PRMSources = maps.Clone(envOpts), first
 		s.Run = fmt.Sprintf("prm-source-%s-%s-%s-tilted-u%d-s%d", o.Env, sourceSetting(envOpts), o.Algo, updates, SourceStageSeed)
 		out = append(out, s)
@@ -138,7 +128,7 @@ func sourceSetting(opts map[string]string) string {
 // explorer, and no PRM file.
 func (o Options) needsSourcePRM() bool {
 	return o.PRMFile == "" && (len(o.PRMSources) > 0 || o.Recipe == RecipeTilted) &&
-		o.RSPO && !o.DenseOnly && o.Explorer == "prm"
+		o.RSPO && !o.DenseOnly && o.Explore.Mode == schemas.ExplorerPRM
 }
 
 // sourceConfig fills in cfg's PRM sources from o.
@@ -146,24 +136,28 @@ func (o Options) sourceConfig(cfg *Config) error {
 	if o.PRMFile != "" && len(o.PRMSources) > 0 {
 		return errors.New("pipeline: prm and prm-source both name the PRM: give one")
 	}
-	if !o.needsSourcePRM() {
-		return nil
+	builtin := o.InitPolicy == InitPolicySource // the start is chosen among them
+	if o.needsSourcePRM() {
+		cfg.Sources = slices.Clone(o.PRMSources)
+		builtin = builtin || len(cfg.Sources) == 0
 	}
-	cfg.Sources = slices.Clone(o.PRMSources)
-	if len(cfg.Sources) > 0 {
+	if !builtin {
 		return nil
 	}
 	runs, err := o.SourceRuns()
 	if err != nil {
 		return err
 	}
+	prmFromBuiltin := o.needsSourcePRM() && len(o.PRMSources) == 0
 	for _, s := range runs {
 		sc, err := s.Config()
 		if err != nil {
 			return fmt.Errorf("pipeline: PRM source run %s: %w", s.Run, err)
 		}
 		cfg.SourceRuns = append(cfg.SourceRuns, sc)
-		cfg.Sources = append(cfg.Sources, sc.run())
+		if prmFromBuiltin {
+			cfg.Sources = append(cfg.Sources, sc.run())
+		}
 	}
 	return nil
 }
@@ -197,8 +191,8 @@ func runSources(ctx context.Context, cfg Config) error {
 }
 
 // PrepareSources trains what a new run of cfg would train before its
-// first update, where the run would keep it — its built-in PRM source
-// runs that have not finished and the PRM on its sources, stored as a
+// first update, where the run would keep it — its built-in source runs
+// that have not finished and the PRM on its sources, stored as a
 // snapshot — and stops there: a run of the same sources and PRM settings
 // on that store (or a copy of it) then reuses both. Without sources it
 // does nothing. Experiment suites use it to train the source runs once
@@ -208,11 +202,15 @@ func PrepareSources(ctx context.Context, cfg Config) error {
 		return err
 	}
 	cfg = cfg.withDefaults()
-	if len(cfg.Sources) == 0 || cfg.Learner.PRM != nil {
+	needPRM := len(cfg.Sources) > 0 && cfg.Learner.PRM == nil
+	if len(cfg.SourceRuns) == 0 && !needPRM {
 		return nil
 	}
 	if err := runSources(ctx, cfg); err != nil {
 		return err
+	}
+	if !needPRM { // the source runs are a start to choose from (InitPolicySource) only
+		return nil
 	}
 	_, js, shutdown, err := connect(ctx, cfg)
 	if err != nil {

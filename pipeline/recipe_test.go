@@ -21,21 +21,21 @@ import (
 func TestWithRecipeKeepsWhatTheUserGave(t *testing.T) {
 	o := DefaultOptions()
 	given := map[string]bool{"explore-collect": true}
-	o.ExploreCollect = 5
+	o.Explore.Collect = 5
 	got, err := o.WithRecipe(func(k string) bool { return given[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ExploreTilt != 10 || got.OffRatio != "old" || got.PRMTarget != "step" || got.ExploreCollect != 5 || got.PRMFeatures != PRMFeaturesContext {
+	if got.Explore.Tilt != 10 || got.OffRatio != "old" || got.PRMTarget != "step" || got.Explore.Collect != 5 || got.PRMFeatures != PRMFeaturesContext {
 		t.Errorf("tilted recipe: got tilt %v, ratio %s, target %s, collect %d, features %s; want 10, old, step, the given 5 and context",
-			got.ExploreTilt, got.OffRatio, got.PRMTarget, got.ExploreCollect, got.PRMFeatures)
+			got.Explore.Tilt, got.OffRatio, got.PRMTarget, got.Explore.Collect, got.PRMFeatures)
 	}
 	if got.OffCredit != "no-loops" {
 		t.Errorf("tilted recipe: off-credit %q, want no-loops", got.OffCredit)
 	}
 	o.Recipe = RecipePaper
-	if got, _ := o.WithRecipe(func(string) bool { return false }); got.ExploreTilt != 0 || got.OffRatio != "behaviour" || got.OffCredit != "episode" {
-		t.Errorf("paper recipe changed the defaults: tilt %v, ratio %s, credit %s", got.ExploreTilt, got.OffRatio, got.OffCredit)
+	if got, _ := o.WithRecipe(func(string) bool { return false }); got.Explore.Tilt != 0 || got.OffRatio != "behaviour" || got.OffCredit != "episode" {
+		t.Errorf("paper recipe changed the defaults: tilt %v, ratio %s, credit %s", got.Explore.Tilt, got.OffRatio, got.OffCredit)
 	}
 	o.Recipe = "vibes"
 	if _, err := o.WithRecipe(func(string) bool { return false }); err == nil {
@@ -73,8 +73,8 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	first.OnPRMEpoch = func(prm.EpochProgress) { epochs++ }
 	first.SourceProgress = func(learnersvc.Progress) { sourceUpdates++ }
 	// The household's easier setting has two stages (envs.StagedCurriculum).
-	if len(first.SourceRuns) != 3 || first.Learner.ExploreTilt != 10 {
-		t.Fatalf("config: %d source runs, tilt %v; want 3 and 10", len(first.SourceRuns), first.Learner.ExploreTilt)
+	if len(first.SourceRuns) != 3 || first.Learner.Explore.Tilt != 10 {
+		t.Fatalf("config: %d source runs, tilt %v; want 3 and 10", len(first.SourceRuns), first.Learner.Explore.Tilt)
 	}
 	sum, err := Run(context.Background(), first)
 	if err != nil {
@@ -292,7 +292,7 @@ func TestSourceRunsCoverTheTargetsTaskTypes(t *testing.T) {
 			}
 			firstNames = append(firstNames, s.Run)
 		}
-		if !second.RSPO || second.Recipe != RecipeTilted || second.ExploreTilt != 10 || second.Seed != SourceStageSeed || !slices.Equal(second.PRMSources, firstNames) {
+		if !second.RSPO || second.Recipe != RecipeTilted || second.Explore.Tilt != 10 || second.Seed != SourceStageSeed || !slices.Equal(second.PRMSources, firstNames) {
 			t.Errorf("%s: second stage %+v: want the tilted recipe, seed %d, on the PRM of %v", preset, second, SourceStageSeed, firstNames)
 		}
 		names[preset] = runs[0].Run

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rspo-dev/rspo/settings"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -34,8 +35,12 @@ func (o Options) Settings() map[string]json.RawMessage {
 	return m
 }
 
-// notSettings are the option keys that do not define a run (see Settings).
-var notSettings = []string{"run", "data", "actors", "verify", "keep-versions", "eval-every", "updates", "explore-shards", "eval-shards", "trainer"}
+// notSettings are the option keys that do not define a run (see
+// Settings): where and how it runs — its name, data, scale, snapshots
+// kept, evaluation cadence, who trains and what serves the policy (an
+// inference server may move) — and how long it trains.
+var notSettings = append([]string{"run", "data", "actors", "verify", "keep-versions", "eval-every", "updates", "explore-shards", "eval-shards", "trainer"},
+	settings.Keys(&PolicySettings{})...)
 
 func settingsKey(run string) string { return streams.StateKey(run, "pipeline", "settings") }
 

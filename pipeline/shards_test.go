@@ -23,7 +23,7 @@ func shardedRun(t *testing.T, cfg Config, shards, explorers int) (ids []string, 
 	s := streamstest.RunServer(t)
 	_, js := streamstest.Connect(t, s)
 	cfg.NATSURL = s.ClientURL()
-	cfg.Learner.ExploreShards = shards
+	cfg.Learner.Explore.Shards = shards
 	for k := 1; k < explorers; k++ {
 		cfg.Extra = append(cfg.Extra, func(b Bus) (Stage, error) {
 			x, err := producers.NewExplorer(b.JS, producers.ExplorerConfig{Run: cfg.Learner.Run,
@@ -95,7 +95,7 @@ func TestShardedExplorationTrainsTheSamePolicy(t *testing.T) {
 	}{{name: "tilted", tilt: 10}, {name: "trained"}} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := smallRun(t, t.TempDir(), true)
-			cfg.Learner.Trainer.Alpha, cfg.Learner.ExploreTilt = 0.25, tt.tilt
+			cfg.Learner.Trainer.Alpha, cfg.Learner.Explore.Tilt = 0.25, tt.tilt
 			ids1, hash1, steps1 := shardedRun(t, cfg, 1, 1)
 			cfg.DataDir = t.TempDir()
 			ids3, hash3, steps3 := shardedRun(t, cfg, 3, 2)

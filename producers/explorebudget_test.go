@@ -21,8 +21,7 @@ func hugePlan(t testing.TB) schemas.CyclePlan {
 	for len(tasks) < schemas.MaxRolloutTasks {
 		tasks = append(tasks, tasks[len(tasks)%4])
 	}
-	return schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: tasks, GroupSize: schemas.MaxPlanGroupSize,
-		Updates: schemas.MaxPlanUpdates, Collect: 1, Mode: schemas.ExplorerRandomPRM}
+	return schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: tasks, Updates: schemas.MaxPlanUpdates, ExploreSettings: schemas.ExploreSettings{GroupSize: 1024, Collect: 1, Mode: schemas.ExplorerRandomPRM}}
 }
 
 func TestShardStepsCountWhatTheModePlays(t *testing.T) {
@@ -31,7 +30,7 @@ func TestShardStepsCountWhatTheModePlays(t *testing.T) {
 		t.Fatal(err)
 	}
 	tasks := make([]schemas.TaskRef, 140)
-	trained := schemas.CyclePlan{Tasks: tasks, GroupSize: 4, Updates: 10, Collect: 1, Shards: 2}
+	trained := schemas.CyclePlan{Tasks: tasks, Updates: 10, ExploreSettings: schemas.ExploreSettings{GroupSize: 4, Collect: 1, Shards: 2}}
 	tilted := trained
 	tilted.Tilt = 3
 	frozen := trained
@@ -75,8 +74,7 @@ func TestExplorerDeadLettersShardsOverItsBudgets(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- x.Run(rctx) }()
 	frozen := func(tasks, collect int) schemas.CyclePlan { // easy episodes: 30 steps
-		return schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, tasks), GroupSize: 1,
-			Collect: collect, Mode: schemas.ExplorerFrozen}
+		return schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, tasks), ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: collect, Mode: schemas.ExplorerFrozen}}
 	}
 	trained := frozen(2, 1)
 	trained.Mode, trained.GroupSize, trained.Updates = schemas.ExplorerRandomPRM, 4, 40 // 240 steps an update, 9,660 in all
@@ -152,8 +150,7 @@ func TestExplorerGivesItsShardBackWhenStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 16), GroupSize: 1,
-		Collect: 256, Mode: schemas.ExplorerFrozen} // 4,096 episodes
+	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 16), ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 256, Mode: schemas.ExplorerFrozen}} // 4,096 episodes
 	publishCycle(t, ctx, js, 0, plan)
 	if err := x.Run(rctx); err != nil {
 		t.Fatal(err)

@@ -56,8 +56,7 @@ func TestExplorerPlaysThroughBackend(t *testing.T) {
 		{"trained", schemas.ExplorerRandomPRM, 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), GroupSize: 3,
-				Updates: 2, Collect: 2, Seed: 9, Mode: tc.mode, Tilt: tc.tilt}
+			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), Updates: 2, Seed: 9, ExploreSettings: schemas.ExploreSettings{GroupSize: 3, Collect: 2, Mode: tc.mode, Tilt: tc.tilt}}
 			raw, _ := json.Marshal(plan)
 			e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 4, PolicyVersion: 9, Config: raw}
 			asked = nil

@@ -76,8 +76,7 @@ func TestExplorerTiltsThroughABatchFeaturizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), GroupSize: 2,
-		Updates: 1, Collect: 2, Seed: 9, Mode: schemas.ExplorerPRM, PRMVersion: 1, Tilt: 3}
+	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), Updates: 1, Seed: 9, PRMVersion: 1, ExploreSettings: schemas.ExploreSettings{GroupSize: 2, Collect: 2, Mode: schemas.ExplorerPRM, Tilt: 3}}
 	raw, _ := json.Marshal(plan)
 	e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 1, Config: raw}
 	remoteCalls.Store(0)

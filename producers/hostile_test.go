@@ -71,8 +71,7 @@ func TestExplorerDeadLettersCyclesOfAnotherRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), GroupSize: 1, Collect: 1,
-		Mode: schemas.ExplorerFrozen}
+	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Mode: schemas.ExplorerFrozen}}
 	raw, _ := json.Marshal(plan)
 	e := schemas.Event{Type: schemas.EventCycleStarted, Run: "other", Cycle: 0, Config: raw, Time: time.Unix(1700000000, 0).UTC()}
 	shard := schemas.ShardsOf("other", 0, 0, plan)[0]
@@ -121,8 +120,7 @@ func TestExplorerDeadLettersCyclesOfAnotherRun(t *testing.T) {
 // afterwards.
 func TestExplorerTakesOnlyTheLearnersPlans(t *testing.T) {
 	ctx, js := setup(t)
-	genuine := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), GroupSize: 1, Collect: 1,
-		Mode: schemas.ExplorerFrozen, Seed: 1}
+	genuine := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), Seed: 1, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Mode: schemas.ExplorerFrozen}}
 	forged := genuine
 	forged.Collect = 3
 	forge := func(cycle int64, plan schemas.CyclePlan) {

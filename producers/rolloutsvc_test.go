@@ -195,8 +195,7 @@ func TestExplorerPublishesWhatItsPlanAsks(t *testing.T) {
 			if tt.collect != 0 {
 				collectN = max(0, tt.collect)
 			}
-			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), GroupSize: 3,
-				Updates: 2, Collect: collectN, SwapAll: tt.swapAll, Seed: 9, Mode: tt.mode, Tilt: tt.tilt}
+			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), Updates: 2, Seed: 9, ExploreSettings: schemas.ExploreSettings{GroupSize: 3, Collect: collectN, SwapAll: tt.swapAll, Mode: tt.mode, Tilt: tt.tilt}}
 			raw, _ := json.Marshal(plan)
 			e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 4, Config: raw}
 			res, err := x.Explore(ctx, e, plan)
@@ -251,8 +250,7 @@ func TestExplorerRefusesBadSettings(t *testing.T) {
 		func(p *schemas.CyclePlan) { p.Tilt, p.PRMNoise = 2, 0.1 },
 		func(p *schemas.CyclePlan) { p.Trainer = json.RawMessage(`{"Algo":"sarsa"}`) },
 	} {
-		plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), GroupSize: 1,
-			Updates: 1, Collect: 1, Mode: schemas.ExplorerFrozen}
+		plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), Updates: 1, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Mode: schemas.ExplorerFrozen}}
 		mod(&plan)
 		e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 1}
 		var rej *streams.RejectError

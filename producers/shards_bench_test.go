@@ -37,8 +37,7 @@ func BenchmarkExplorersShareACycle(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer sub.Unsubscribe()
-			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(b, 12), GroupSize: 1, Collect: 16,
-				Seed: 3, Mode: schemas.ExplorerRandomPRM, Tilt: 3, Shards: 2}
+			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(b, 12), Seed: 3, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 16, Mode: schemas.ExplorerRandomPRM, Tilt: 3, Shards: 2}}
 			b.ResetTimer()
 			for i := range b.N {
 				publishCycle(b, ctx, js, int64(i), plan)

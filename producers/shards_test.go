@@ -87,8 +87,7 @@ func TestExplorerShardsPublishWhatTheWholeCycleWould(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 5), GroupSize: 2,
-				Updates: 2, Collect: 2, SwapAll: tt.swapAll, Seed: 9, Mode: tt.mode, Tilt: tt.tilt}
+			plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 5), Updates: 2, Seed: 9, ExploreSettings: schemas.ExploreSettings{GroupSize: 2, Collect: 2, SwapAll: tt.swapAll, Mode: tt.mode, Tilt: tt.tilt}}
 			whole, events := exploreShards(t, plan)
 			if len(events) != 1 || events[0].Trajectories != int64(len(whole)) {
 				t.Fatalf("one shard: %d cycle.explored events for %d trajectories, want 1 announcing them all", len(events), len(whole))
@@ -147,8 +146,7 @@ func TestExplorersShareACyclesShards(t *testing.T) {
 		}
 		go func() { done <- x.Run(rctx) }()
 	}
-	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 4), GroupSize: 1, Collect: 2,
-		Seed: 3, Mode: schemas.ExplorerFrozen, Shards: 4}
+	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 4), Seed: 3, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 2, Mode: schemas.ExplorerFrozen, Shards: 4}}
 	publishCycle(t, ctx, js, 0, plan)
 	var events []streams.Message
 	for len(events) < 4 {
@@ -186,8 +184,7 @@ func TestExplorersShareACyclesShards(t *testing.T) {
 // and nothing is explored.
 func TestExplorerDeadLettersAShardItsPlanDoesNotHave(t *testing.T) {
 	ctx, js := setup(t)
-	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), GroupSize: 1, Collect: 1,
-		Mode: schemas.ExplorerFrozen, Shards: 2}
+	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Mode: schemas.ExplorerFrozen, Shards: 2}}
 	raw, _ := json.Marshal(plan)
 	e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: 0, Config: raw, Time: time.Now().UTC()}
 	if _, err := streams.AnnounceCycle(ctx, js, e); err != nil {
@@ -243,8 +240,7 @@ func TestExplorerFindsAPlanOnceItsCycleIsAnnounced(t *testing.T) {
 	if err == nil || errors.As(err, &rej) {
 		t.Fatalf("plan of an unannounced cycle: got %v, want an error to retry on", err)
 	}
-	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), GroupSize: 1, Collect: 1,
-		Mode: schemas.ExplorerFrozen}
+	plan := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 1), ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Mode: schemas.ExplorerFrozen}}
 	publishCycle(t, ctx, js, 5, plan)
 	if _, got, err := x.plans.get(ctx, 5, 0); err != nil || got.Seed != plan.Seed || len(got.Tasks) != 1 {
 		t.Fatalf("plan once announced: got %+v, %v", got, err)

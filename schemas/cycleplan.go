@@ -3,6 +3,7 @@ package schemas
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // ExplorerMode selects how the explorer obtains π_B — the paper's
@@ -39,72 +40,35 @@ type CyclePlan struct {
 	// Tasks are the cycle's tasks: the learner's updates of this cycle draw
 	// their on-policy tasks from them, so swapped records share their groups.
 	Tasks []TaskRef `json:"tasks"`
-	// GroupSize is the number of rollouts per task in each explorer update.
-	GroupSize int `json:"group_size"`
+	// ExploreSettings are the explorer's knobs, as the learner was given
+	// them (group size, collection, mode, tilt, noise, gate, verification,
+	// shards).
+	ExploreSettings
 	// Updates is k, the explorer's dense-reward updates of π_B.
 	Updates int `json:"updates"`
-	// Collect is the number of rollouts per task of the final π_B that are
-	// published for the swap (0 is allowed when SwapAll publishes the
-	// training rollouts instead).
-	Collect int `json:"collect"`
-	// SwapAll publishes the explorer's training rollouts too, each with its
-	// own behaviour log-probs, not only the final collection.
-	SwapAll bool `json:"swap_all,omitempty"`
 	// PRMVersion is the PRM version to score with (0: the explorer's own
 	// choice, e.g. a random PRM in the random-prm control).
 	PRMVersion int64 `json:"prm_version,omitempty"`
 	// Seed makes the cycle's sampling reproducible.
 	Seed int64 `json:"seed"`
 
-	// Mode is how π_B is obtained. Empty means ExplorerPRM.
-	Mode ExplorerMode `json:"mode,omitempty"`
-	// Tilt, when > 0, replaces π_B's dense-reward training by acting-time
-	// steering: π_B(a|s) ∝ π_θ(a|s)·exp(Tilt·r̂(s,a)).
-	Tilt float64 `json:"tilt,omitempty"`
-	// PRMNoise is σ of Gaussian noise added to every PRM score (ablation).
-	PRMNoise float64 `json:"prm_noise,omitempty"`
-	// GateAUC, when > 0, keeps π_B a plain copy for a PRM whose held-out
-	// AUC is below it.
-	GateAUC float64 `json:"gate_auc,omitempty"`
 	// Trainer is π_B's trainer configuration: the learner's own settings
 	// (a learner.Config as JSON), whose reward source the explorer forces
 	// to the dense reward. Empty means the trainer's defaults.
 	Trainer json.RawMessage `json:"trainer,omitempty"`
-	// Verify asks the swapper to replay every trajectory of the cycle in
-	// its environment and dead-letter those whose claimed outcome the
-	// replay disproves.
-	Verify bool `json:"verify,omitempty"`
-	// Shards is how many work items (ExploreShard) the cycle's exploration
-	// is split into: shard k collects the trajectories of the tasks
-	// ShardTasks(k) names, with the seeds and ids the whole cycle would
-	// give them, so what is explored does not depend on the shard count.
-	// In the trained mode every shard trains the same π_B (training is
-	// deterministic in the plan's seed) and only the collection is split.
-	// 0, in plans written before sharding, means 1; at most len(Tasks).
-	Shards int `json:"shards,omitempty"`
 }
 
-// Bounds of a cycle plan's values. A plan is the learner's request of
+// Bounds of a cycle plan's values besides the explorer settings' own
+// declared ranges (ExploreSettings: group and collection up to 1024, tilt
+// up to 1000, PRM noise up to 100). A plan is the learner's request of
 // work from every explorer, and anything that can publish a cycle.started
-// event can send one, so each count and strength has a ceiling far above
-// what a run asks (the suites' largest plan: 140 tasks, group 4, k = 10)
-// and far below what would make a number meaningless (a tilt whose
-// exponent overflows). Whether a plan within them fits an explorer is the
-// explorer's step budget's question (producers.ExplorerConfig).
+// event can send one, so each has a ceiling far above what a run asks (the
+// suites' largest plan: 140 tasks, group 4, k = 10). Whether a plan within
+// them fits an explorer is the explorer's step budgets' question
+// (producers.ExplorerConfig).
 const (
-	// MaxPlanGroupSize bounds GroupSize, as a rollout request's group.
-	MaxPlanGroupSize = 1024
 	// MaxPlanUpdates bounds Updates, π_B's dense-reward updates.
 	MaxPlanUpdates = 1000
-	// MaxPlanCollect bounds Collect, the final rollouts per task.
-	MaxPlanCollect = 1024
-	// MaxTilt bounds Tilt. A tilt of 50 already makes π_B follow the
-	// PRM's best action wherever scores differ by 0.1; beyond 1000 the
-	// steering is the argmax however close the scores are.
-	MaxTilt = 1000
-	// MaxPRMNoise bounds PRMNoise, σ of the noise on scores in [0, 1]:
-	// at 10 the scores are noise.
-	MaxPRMNoise = 10
 	// MaxPlanTrainerBytes bounds Trainer, π_B's trainer settings as JSON
 	// (the learner's are a few hundred bytes).
 	MaxPlanTrainerBytes = 64 << 10
@@ -121,12 +85,12 @@ func (p CyclePlan) Validate() error {
 		return &ValidationError{Field: "plan.env_options", Reason: fmt.Sprintf("%d options, at most %d", len(p.EnvOptions), MaxPlanEnvOptions)}
 	case len(p.Tasks) == 0 || len(p.Tasks) > MaxRolloutTasks:
 		return &ValidationError{Field: "plan.tasks", Reason: fmt.Sprintf("%d tasks, want 1..%d", len(p.Tasks), MaxRolloutTasks)}
-	case p.GroupSize < 1 || p.GroupSize > MaxPlanGroupSize:
-		return &ValidationError{Field: "plan.group_size", Reason: fmt.Sprintf("%d not in 1..%d", p.GroupSize, MaxPlanGroupSize)}
+	case p.GroupSize < 1 || p.GroupSize > 1024:
+		return &ValidationError{Field: "plan.group_size", Reason: fmt.Sprintf("%d not in 1..1024", p.GroupSize)}
 	case p.Updates < 0 || p.Updates > MaxPlanUpdates:
 		return &ValidationError{Field: "plan.updates", Reason: fmt.Sprintf("%d not in 0..%d", p.Updates, MaxPlanUpdates)}
-	case p.Collect < 0 || p.Collect > MaxPlanCollect:
-		return &ValidationError{Field: "plan.collect", Reason: fmt.Sprintf("%d not in 0..%d", p.Collect, MaxPlanCollect)}
+	case p.Collect < 0 || p.Collect > 1024:
+		return &ValidationError{Field: "plan.collect", Reason: fmt.Sprintf("%d not in 0..1024", p.Collect)}
 	case p.Collect == 0 && !(p.SwapAll && p.Updates > 0):
 		return &ValidationError{Field: "plan.collect", Reason: "0 leaves the buffer empty unless swap_all is set with updates > 0"}
 	case p.PRMVersion < 0:
@@ -147,13 +111,16 @@ func (p CyclePlan) Validate() error {
 // ValidateExplorer checks the explorer settings of the plan: its mode and
 // how it uses its PRM (tilt, noise, AUC gate).
 func (p CyclePlan) ValidateExplorer() error {
+	if err := p.ExploreSettings.validate(); err != nil {
+		return err
+	}
 	switch {
 	case p.Mode != "" && !p.Mode.Valid():
 		return &ValidationError{Field: "plan.mode", Reason: fmt.Sprintf("%q: want prm, frozen or random-prm", p.Mode)}
-	case !(p.Tilt >= 0 && p.Tilt <= MaxTilt):
-		return &ValidationError{Field: "plan.tilt", Reason: fmt.Sprintf("explore tilt %v: want λ in [0, %d] (0: train π_B on the dense reward)", p.Tilt, MaxTilt)}
-	case !(p.PRMNoise >= 0 && p.PRMNoise <= MaxPRMNoise):
-		return &ValidationError{Field: "plan.prm_noise", Reason: fmt.Sprintf("%v: want σ in [0, %d]", p.PRMNoise, MaxPRMNoise)}
+	case !(p.Tilt >= 0) || math.IsInf(p.Tilt, 0):
+		return &ValidationError{Field: "plan.tilt", Reason: fmt.Sprintf("explore tilt %v: want a finite λ ≥ 0 (0: train π_B on the dense reward)", p.Tilt)}
+	case !(p.PRMNoise >= 0) || math.IsInf(p.PRMNoise, 0):
+		return &ValidationError{Field: "plan.prm_noise", Reason: fmt.Sprintf("%v: want a finite σ ≥ 0", p.PRMNoise)}
 	case !(p.GateAUC >= 0 && p.GateAUC <= 1):
 		return &ValidationError{Field: "plan.gate_auc", Reason: fmt.Sprintf("%v not in [0, 1]", p.GateAUC)}
 	case p.Tilt > 0 && p.PRMNoise > 0:

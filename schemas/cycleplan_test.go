@@ -10,12 +10,7 @@ import (
 )
 
 func validPlan() CyclePlan {
-	return CyclePlan{
-		Env: "household", EnvOptions: map[string]string{"preset": "hard"},
-		Tasks:     []TaskRef{{ID: "household/train/1", Type: "pick", Split: "train", Seed: 1}},
-		GroupSize: 8, Updates: 3, Collect: 2, PRMVersion: 4, Seed: 11,
-		Mode: ExplorerRandomPRM, Tilt: 10, GateAUC: 0.7, Trainer: json.RawMessage(`{"lr":0.02}`), Verify: true,
-	}
+	return CyclePlan{Env: "household", EnvOptions: map[string]string{"preset": "hard"}, Tasks: []TaskRef{{ID: "household/train/1", Type: "pick", Split: "train", Seed: 1}}, Updates: 3, PRMVersion: 4, Seed: 11, Trainer: json.RawMessage(`{"lr":0.02}`), ExploreSettings: ExploreSettings{GroupSize: 8, Collect: 2, Mode: ExplorerRandomPRM, Tilt: 10, GateAUC: 0.7, Verify: true}}
 }
 
 func TestCyclePlanOf(t *testing.T) {
@@ -55,11 +50,10 @@ func TestCyclePlanValidate(t *testing.T) {
 		{"NaN tilt", func(p *CyclePlan) { p.Tilt = math.NaN() }, "plan.tilt"},
 		{"infinite tilt", func(p *CyclePlan) { p.Tilt = math.Inf(1) }, "plan.tilt"},
 		// A cycle.started with tilt 1e308 used to be carried out.
-		{"tilt of 1e308", func(p *CyclePlan) { p.Tilt = 1e308 }, "plan.tilt"},
-		{"tilt above the maximum", func(p *CyclePlan) { p.Tilt = MaxTilt + 1 }, "plan.tilt"},
+		{"huge tilt", func(p *CyclePlan) { p.Tilt = 1e308 }, "plan.tilt"},
+		{"huge noise", func(p *CyclePlan) { p.PRMNoise = 1e9 }, "plan.prm_noise"},
 		{"negative noise", func(p *CyclePlan) { p.PRMNoise = -0.1 }, "plan.prm_noise"},
-		{"noise above the maximum", func(p *CyclePlan) { p.Tilt, p.PRMNoise = 0, MaxPRMNoise*2 }, "plan.prm_noise"},
-		{"group above the maximum", func(p *CyclePlan) { p.GroupSize = MaxPlanGroupSize + 1 }, "plan.group_size"},
+		{"group above the maximum", func(p *CyclePlan) { p.GroupSize = 1025 }, "plan.group_size"},
 		{"updates above the maximum", func(p *CyclePlan) { p.Updates = MaxPlanUpdates + 1 }, "plan.updates"},
 		{"a task without an id", func(p *CyclePlan) { p.Tasks[0].ID = "" }, "plan.tasks[0].id"},
 		{"trainer settings too large", func(p *CyclePlan) {
@@ -92,7 +86,7 @@ func TestCyclePlanValidate(t *testing.T) {
 		t.Errorf("swap_all with no collection: got %v, want nil", err)
 	}
 	strongest := validPlan()
-	strongest.Tilt, strongest.GroupSize, strongest.Updates = MaxTilt, MaxPlanGroupSize, MaxPlanUpdates
+	strongest.Tilt, strongest.GroupSize, strongest.Updates = 1000, 1024, MaxPlanUpdates
 	if err := strongest.Validate(); err != nil {
 		t.Errorf("a plan at the maxima: got %v, want nil", err)
 	}

@@ -16,7 +16,7 @@ func TestPublishExploreShardTwiceQueuesOnce(t *testing.T) {
 	s := streamstest.RunServer(t)
 	_, js := streamstest.Connect(t, s)
 	ctx := context.Background()
-	plan := schemas.CyclePlan{Tasks: make([]schemas.TaskRef, 4), Shards: 2}
+	plan := schemas.CyclePlan{Tasks: make([]schemas.TaskRef, 4), ExploreSettings: schemas.ExploreSettings{Shards: 2}}
 	shards := schemas.ShardsOf("r1", 3, 9, plan)
 	for round := range 2 {
 		for _, sh := range shards {

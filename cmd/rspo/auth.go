@@ -29,7 +29,7 @@ func newAuthInitCmd() *cobra.Command {
 		Use:   "init",
 		Short: "Write a NATS server configuration and one credentials file per stage of each run",
 		Long: "Write DIR/nats.conf, a NATS server configuration with one account per run, and in it one\n" +
-			"NKey user per stage (actor, explorer, swapper, buffer, learner, prm) allowed only what that\n" +
+			"NKey user per stage (actor, explorer, swapper, buffer, learner, trainer, prm, policy) allowed only what that\n" +
 			"stage needs, plus an admin user; and DIR/RUN/STAGE.creds, each readable by its owner only.\n" +
 			"Serve it with `rspo serve nats --config DIR/nats.conf` and start each stage with\n" +
 			"`rspo serve STAGE --run RUN --creds DIR/RUN/STAGE.creds`. docs/security.md lists the permissions.\n" +

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
@@ -38,13 +40,17 @@ func newBufferRebuildCmd() *cobra.Command {
 		Use:   "rebuild",
 		Short: "Rebuild a buffer's Pebble store from the streams (the buffer is a view of the log)",
 		Long: "Replay the run's cycle.ended events and every record on rspo.<run>.swapped into a fresh\n" +
-			"store, then put it in place of --data. Stop the buffer service of --data first.",
+			"store, then put it in place of --data. Stop the buffer service of --data first. A store that\n" +
+			"does not open (a truncated or corrupt file) is moved aside to <data>.damaged-<time> and rebuilt.\n" +
+			"Records the stream has lost (holes in its sequence numbers among the run's records, or an end\n" +
+			"short of what the buffer's consumer read) are reported, and the command then exits non-zero\n" +
+			"with the rebuilt store in place.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkBufferFlags(run, keep); err != nil {
 				return err
 			}
-			if err := checkReplaceable(data); err != nil {
+			if _, err := checkReplaceable(data); err != nil {
 				return err
 			}
 			nc, js, err := nf.connect(cmd.Context(), "rspo-buffer-rebuild")
@@ -75,9 +81,14 @@ func checkBufferFlags(run string, keep int) error {
 }
 
 // rebuildBuffer rebuilds into dir+".rebuild" and swaps it in for dir. It
-// refuses a dir that is neither empty nor a store, or whose store is open.
+// refuses a dir that is neither empty nor a store, or whose store is open;
+// a store Pebble cannot open (a truncated or corrupt file) is moved aside
+// to dir+".damaged-<time>", kept for inspection, and rebuilt. A rebuild
+// that finds records missing from the stream puts what remains in place
+// and returns an error wrapping buffersvc.ErrGaps.
 func rebuildBuffer(ctx context.Context, js jetstream.JetStream, run, dir string, keep int, out io.Writer) error {
-	if err := checkReplaceable(dir); err != nil {
+	damaged, err := checkReplaceable(dir)
+	if err != nil {
 		return err
 	}
 	tmp := filepath.Clean(dir) + ".rebuild"
@@ -92,6 +103,13 @@ func rebuildBuffer(ctx context.Context, js jetstream.JetStream, run, dir string,
 	if err = errors.Join(err, store.Close()); err != nil {
 		return errors.Join(err, os.RemoveAll(tmp))
 	}
+	if damaged != nil {
+		aside := fmt.Sprintf("%s.damaged-%s", filepath.Clean(dir), time.Now().UTC().Format("20060102T150405Z"))
+		if err := os.Rename(dir, aside); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "moved the damaged store %s aside to %s (%v)\n", dir, aside, damaged)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -100,30 +118,42 @@ func rebuildBuffer(ctx context.Context, js jetstream.JetStream, run, dir string,
 	}
 	fmt.Fprintf(out, "rebuilt %s for run %s: %d messages read, %d records stored, %d replaced, %d dropped (cleared through cycle %d), %d skipped\n",
 		dir, run, res.Read, res.Put.Stored, res.Put.Replaced, res.Put.Dropped, res.ClearedThrough, res.Skipped)
+	if res.Gaps.Missing() > 0 {
+		return fmt.Errorf("%w: %s; the store is rebuilt from what remains", buffersvc.ErrGaps, res.Gaps)
+	}
 	return nil
 }
 
 // checkReplaceable reports whether dir may be replaced: absent, empty, or a
-// Pebble store that no process holds open.
-func checkReplaceable(dir string) error {
+// Pebble store that no process holds open. A store that is not held open
+// but does not open either is damaged: it may be replaced, and damaged is
+// why it does not open.
+func checkReplaceable(dir string) (damaged, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("--data: %w", err)
+		return nil, fmt.Errorf("--data: %w", err)
 	}
 	if len(entries) == 0 {
-		return nil
+		return nil, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
-		return fmt.Errorf("--data %s is not empty and holds no buffer store; refusing to replace it", dir)
+		return nil, fmt.Errorf("--data %s is not empty and holds no buffer store; refusing to replace it", dir)
+	}
+	lock, err := vfs.Default.Lock(filepath.Join(dir, "LOCK"))
+	if err != nil {
+		return nil, fmt.Errorf("--data %s: %w (stop the buffer service using it first)", dir, err)
+	}
+	if err := lock.Close(); err != nil {
+		return nil, err
 	}
 	s, err := buffersvc.Open(dir, buffersvc.Options{})
 	if err != nil {
-		return fmt.Errorf("--data %s: %w (stop the buffer service using it first)", dir, err)
+		return err, nil
 	}
-	return s.Close()
+	return nil, s.Close()
 }
 
 func newBufferStatsCmd() *cobra.Command {

@@ -89,7 +89,7 @@ func hugeRequest(c *chaosCluster, rng *rand.Rand, i int) *nats.Msg {
 		tasks[k] = schemas.TaskRef{ID: fmt.Sprintf("household/train/%d", k), Type: "pick_and_place", Split: envs.SplitTrain, Seed: int64(k)}
 	}
 	req := schemas.RolloutRequest{ID: fmt.Sprintf("huge-%d", i), Run: c.run, Source: schemas.SourceOnPolicy, Env: "household",
-		EnvOptions: map[string]string{"preset": "easy"}, Tasks: tasks, GroupSize: 64 + rng.IntN(schemas.MaxPlanGroupSize-63)}
+		EnvOptions: map[string]string{"preset": "easy"}, Tasks: tasks, GroupSize: 64 + rng.IntN(1024-63)}
 	return jsonMsg(c, streams.Subjects(c.run).WorkRollout, req)
 }
 
@@ -146,8 +146,7 @@ func forgedEvalResult(c *chaosCluster, rng *rand.Rand, i int) *nats.Msg {
 
 // randomPlan is a valid cycle plan of up to 4,096 tasks.
 func randomPlan(rng *rand.Rand) json.RawMessage {
-	plan := schemas.CyclePlan{Env: "household", GroupSize: 1 + rng.IntN(schemas.MaxPlanGroupSize), Updates: rng.IntN(schemas.MaxPlanUpdates),
-		Collect: 1 + rng.IntN(schemas.MaxPlanCollect), Seed: rng.Int64(), Mode: schemas.ExplorerFrozen}
+	plan := schemas.CyclePlan{Env: "household", Updates: rng.IntN(schemas.MaxPlanUpdates), Seed: rng.Int64(), ExploreSettings: schemas.ExploreSettings{GroupSize: 1 + rng.IntN(1024), Collect: 1 + rng.IntN(1024), Mode: schemas.ExplorerFrozen}}
 	for k := range 1 + rng.IntN(schemas.MaxRolloutTasks) {
 		plan.Tasks = append(plan.Tasks, schemas.TaskRef{ID: fmt.Sprintf("household/train/%d", k), Split: envs.SplitTrain})
 	}

@@ -15,10 +15,10 @@ const configUsage = "YAML (.yaml, .yml) or JSON file of run settings, keyed by f
 
 // loadRunConfig reads a run configuration file (YAML or JSON) into o,
 // then re-applies the flags given on the command line so they take
-// precedence. It returns the keys the file sets. A list flag given on the
+// precedence. It returns what the file set and where. A list flag given on the
 // command line replaces the file's list: re-applying its printed form
 // with Set would append "[a,b]" as one more item.
-func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, error) {
+func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) (*pipeline.OptionsFile, error) {
 	var reapply []func() error
 	fs.Visit(func(f *pflag.Flag) {
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
@@ -34,7 +34,7 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, err
 			return nil
 		})
 	})
-	keys, err := pipeline.LoadOptionsFile(path, o)
+	file, err := pipeline.ReadOptionsFile(path, o)
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
 	}
@@ -43,15 +43,16 @@ func loadRunConfig(fs *pflag.FlagSet, path string, o *runOptions) ([]string, err
 			return nil, err
 		}
 	}
-	return keys, nil
+	return file, nil
 }
 
 // printRunConfig writes the effective settings of o as a YAML
 // configuration file, leaving out the keys in omit; `--config` reads it
-// back.
-func printRunConfig(w io.Writer, o runOptions, omit ...string) error {
+// back. Settings that do not validate are refused, each named (at its
+// line of file, when file set it), and nothing is printed.
+func printRunConfig(w io.Writer, o runOptions, file *pipeline.OptionsFile, omit ...string) error {
 	if err := o.Validate(); err != nil {
-		return err
+		return file.Place(err)
 	}
 	return o.Effective().EncodeYAML(w, omit...)
 }

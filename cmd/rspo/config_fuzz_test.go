@@ -24,7 +24,7 @@ func FuzzRunConfigFile(f *testing.F) {
 		}
 		o := defaultRunOptions()
 		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		registerRunFlags(fs, &o)
+		registerSettings(fs, &o, stageRun)
 		if err := fs.Parse([]string{"--seed", "77"}); err != nil {
 			t.Fatal(err)
 		}

@@ -80,9 +80,9 @@ func TestPRMRefreshEpochsFlag(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--prm-refresh", "--prm-refresh-epochs", "0"}, []string{"--prm-refresh-epochs", "0 is not a count"}},
-		{[]string{"--prm-refresh", "--prm-refresh-epochs", "-1"}, []string{"--prm-refresh-epochs", "-1 is not a count"}},
-		{[]string{"--prm-refresh-epochs", "5"}, []string{"prm-refresh-epochs is only used with prm-refresh"}},
+		{[]string{"--prm-refresh", "--prm-refresh-epochs", "0"}, []string{"--prm-refresh-epochs", "want a count of at least 1"}},
+		{[]string{"--prm-refresh", "--prm-refresh-epochs", "-1"}, []string{"--prm-refresh-epochs", "want a count of at least 1"}},
+		{[]string{"--prm-refresh-epochs", "5"}, []string{"prm-refresh-epochs 5: want to be left alone without prm-refresh"}},
 	} {
 		args := append([]string{"run", "--recipe", "paper", "--data", t.TempDir()}, tt.args...)
 		_, _, err := runRspo(testContext(t), args...)

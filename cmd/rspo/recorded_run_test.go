@@ -58,7 +58,7 @@ func TestReportSavesConfigYAML(t *testing.T) {
 	if _, err := pipeline.LoadOptionsFile(filepath.Join(dir, run, "report", pipeline.ConfigFile), &o); err != nil {
 		t.Fatal(err)
 	}
-	if o.Run != run || o.Updates != 1 || o.Tasks != 4 || o.EnvOptions["preset"] != "easy" || o.ExploreGroupSize != 2 || o.Data != dir {
+	if o.Run != run || o.Updates != 1 || o.Tasks != 4 || o.EnvOptions["preset"] != "easy" || o.Explore.GroupSize != 2 || o.Data != dir {
 		t.Errorf("config.yaml read back as %+v", o)
 	}
 }

@@ -38,7 +38,6 @@ func newRunCmd() *cobra.Command {
 	var nf natsFlags
 	var configFile string
 	var asJSON, verbose, syncAlways, printConfig bool
-	var pf policyFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Train an agent end to end: every stage in one process over JetStream",
@@ -51,21 +50,22 @@ func newRunCmd() *cobra.Command {
 			"  rspo run --rspo=false --algo ppo --updates 60\n" +
 			"  rspo run --env shop --explorer frozen --seed 2\n" +
 			"  rspo run --dense-only                      # the reward-hacking baseline\n" +
-			"  rspo run --config experiments/hard.json --seed 3 --json",
+			"  rspo run --print-config > my.yaml        # every setting, its default filled in\n" +
+			"  rspo run --config my.yaml --seed 3 --json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var keys []string
+			var file *pipeline.OptionsFile
 			if configFile != "" {
 				var err error
-				if keys, err = loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
+				if file, err = loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
 					return err
 				}
 			}
-			if err := applyRecipe(cmd.Flags(), keys, &o); err != nil {
+			if err := applyRecipe(cmd.Flags(), file, &o); err != nil {
 				return err
 			}
 			if printConfig {
-				return printRunConfig(cmd.OutOrStdout(), o)
+				return printRunConfig(cmd.OutOrStdout(), o, file)
 			}
 			if !cmd.Flags().Changed("nats") && os.Getenv("NATS_URL") == "" {
 				nf.url = "" // neither --nats nor NATS_URL: the embedded server
@@ -73,103 +73,40 @@ func newRunCmd() *cobra.Command {
 			if syncAlways && nf.url != "" {
 				return errors.New("--sync-always: it configures the embedded server; give it to the server of --nats instead")
 			}
-			pol, err := pf.config(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			return runTraining(cmd, o, nf, runOutput{asJSON: asJSON, verbose: verbose, syncAlways: syncAlways, policy: pol})
+			return runTraining(cmd, o, nf, runOutput{asJSON: asJSON, verbose: verbose, syncAlways: syncAlways, file: file})
 		},
 	}
 	fs := cmd.Flags()
-	registerRunFlags(fs, &o)
+	registerSettings(fs, &o, stageRun)
 	fs.StringVar(&configFile, "config", "", configUsage)
-	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit")
-	countVar(fs, &o.Actors, "actors", "actor services to start in this process (each already plays GOMAXPROCS episodes at once: on one machine more actors do not add speed — 1 and 2 took the same 49 s on 2 cores; add actor processes on other machines with rspo serve actor)")
-	fs.StringVar(&o.Data, "data", o.Data, "data directory: embedded server store, buffer, report")
+	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit; refuses settings that do not validate")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
 	fs.BoolVar(&verbose, "verbose", false, "log every stage's progress")
 	fs.BoolVar(&syncAlways, "sync-always", false, "embedded server: fsync every write before acknowledging it")
-	pf.register(fs)
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
-}
-
-// register adds the training flags shared by `rspo run` and `rspo serve
-// learner` to fs, bound to o.
-func registerRunFlags(fs *pflag.FlagSet, o *runOptions) {
-	fs.StringVar(&o.Run, "run", "", "run name (default: derived from env, algo, mode and seed, so the same command resumes)")
-	fs.StringVar(&o.Env, "env", o.Env, "environment: household|shop")
-	envOptsVar(fs, &o.EnvOptions, "environment option KEY=VALUE (repeatable, or comma-separated), e.g. preset=hard"+envOptLists)
-	fs.StringVar(&o.Algo, "algo", o.Algo, "base algorithm: grpo|ppo|gigpo")
-	fs.BoolVar(&o.RSPO, "rspo", o.RSPO, "RSPO on (explorer, swap, buffer); --rspo=false runs the plain base algorithm")
-	fs.BoolVar(&o.DenseOnly, "dense-only", false, "train π_θ directly on PRM dense rewards (the reward-hacking baseline; implies --rspo=false)")
-	fs.Float64Var(&o.Alpha, "alpha", o.Alpha, "off-policy share α of each update's batch")
-	countVar(fs, &o.K, "k", "learner updates per cycle = explorer updates of π_B")
-	countVar(fs, &o.Updates, "updates", "learner updates")
-	countVar(fs, &o.Tasks, "tasks", "B: tasks per update")
-	countVar(fs, &o.GroupSize, "group", "N: rollouts per task (GRPO group size)")
-	fs.Int64Var(&o.Seed, "seed", o.Seed, "seed of the policy, task draws and sampling")
-	fs.Float64Var(&o.LR, "lr", o.LR, "learning rate (Adam)")
-	countVar(fs, &o.Epochs, "epochs", "optimisation epochs per batch")
-	fs.Float64Var(&o.Beta, "beta", o.Beta, "KL weight β to the reference policy (0 turns KL off)")
-	fs.Float64Var(&o.EpsOn, "eps-on", o.EpsOn, "on-policy clip ε")
-	fs.Float64Var(&o.EpsOff, "eps-off", o.EpsOff, "off-policy clip ε around π_old/π_B")
-	fs.StringVar(&o.OffCredit, "off-credit", o.OffCredit, "which steps of a buffer trajectory get its advantage: episode (every step, as the paper) or no-loops (no positive credit to detours that came back to a state they started from)")
-	fs.StringVar(&o.OffRatio, "off-ratio", o.OffRatio, "off-policy ratio: behaviour (eq. 4: π_θ/π_B clipped around π_old/π_B) or old (π_θ/π_old: learn from buffer successes at full weight, biased)")
-	fs.StringVar(&o.Explorer, "explorer", o.Explorer, "explorer mode: prm|frozen|random-prm")
-	fs.StringVar(&o.Trainer, "trainer", o.Trainer, "who applies the updates: builtin (the learner) or external (a trainer on rspo.<run>.batch, e.g. rspo serve trainer; rspo run starts one; grpo or gigpo)")
-	fs.BoolVar(&o.SwapAll, "swap-all", false, "swap every explorer training rollout into the buffer, not only the final collection")
-	derivedCountVar(fs, &o.ExploreGroupSize, "explore-group", "N/2, at least 2", "explorer rollouts per task in each of its updates")
-	fs.IntVar(&o.ExploreCollect, "explore-collect", o.ExploreCollect, "final explorer rollouts per task for the buffer (0 needs --swap-all)")
-	countVar(fs, &o.ExploreShards, "explore-shards", "split each cycle's exploration into this many work items, for as many explorer processes; "+
-		"what is explored and trained does not depend on it (a trained π_B is trained in every shard, only its collection is split); "+
-		"at most the cycle's k·(1−α)·B tasks; excludes --prm-noise")
-	fs.StringVar(&o.Recipe, "recipe", o.Recipe, "defaults to train with: tilted (a step-target PRM from recorded runs of an easier setting (for the household the easy preset's homes with the run's task types), a tilted explorer, the π_θ/π_old ratio, no credit to the buffer's loops: where the dense reward pays) or paper (the paper's RSPO)")
-	fs.StringArrayVar(&o.PRMSources, "prm-source", nil, "recorded run to train the tilted recipe's PRM on, instead of its built-in source runs (repeatable)")
-	fs.StringVar(&o.PRMFile, "prm", "", "PRM snapshot file to start from (e.g. trained on other runs with rspo prm train)")
-	fs.BoolVar(&o.PRMRefresh, "prm-refresh", false, "retrain the PRM from the run's streams at every cycle end")
-	fs.StringArrayVar(&o.PRMRefreshExtra, "prm-refresh-extra-run", nil, "other recorded run mixed into every PRM refresh (repeatable; needs --prm-refresh)")
-	countVar(fs, &o.PRMRefreshWindow, "prm-refresh-window", "most recent own trajectories a PRM refresh trains on (needs --prm-refresh)")
-	countVar(fs, &o.PRMRefreshEpochs, "prm-refresh-epochs", "epoch budget of each PRM refresh: it continues the current PRM for at most this many epochs "+
-		"(early stopping on the held-out loss still applies); 500 is the trainer's full budget, the refresh of runs recorded before this flag (needs --prm-refresh)")
-	fs.StringVar(&o.PRMFeatures, "prm-features", o.PRMFeatures, "featurizer of the PRMs the run trains: hash (the step's words and their crossings) or context (also what the observation says about each action's object)")
-	fs.StringVar(&o.PRMTarget, "prm-target", o.PRMTarget, "fit target of the run's own PRM (warm-up, refresh): sum (eq. 7) or step (an action value, for --explore-tilt)")
-	countVar(fs, &o.PRMWarmupTasks, "prm-warmup-tasks", "tasks of the PRM warm-up when no --prm is given")
-	fs.Float64Var(&o.PRMNoise, "prm-noise", 0, "σ of Gaussian noise on PRM scores (ablation)")
-	fs.Float64Var(&o.GateAUC, "gate-auc", 0, "explorer shapes only with a PRM whose held-out AUC reaches this (0: off)")
-	fs.Float64Var(&o.ExploreTilt, "explore-tilt", 0, "λ > 0: explorer acts with π_θ·exp(λ·PRM score) instead of training π_B (0: the paper's trained explorer)")
-	fs.BoolVar(&o.Verify, "verify", false, "swapper replays explorer trajectories to verify their outcome")
-	countVar(fs, &o.EvalEvery, "eval-every", "evaluate every this many updates")
-	countVar(fs, &o.EvalEpisodes, "eval-episodes", "episodes per eval split")
-	countVar(fs, &o.EvalShards, "eval-shards", "split each evaluation of a split into this many work items, played by the run's actors (rspo serve actor); "+
-		"1 evaluates in the learner; the figures do not depend on it; at most --eval-episodes")
-	derivedCountVar(fs, &o.KeepVersions, "keep-versions", "k+3", "policy snapshots kept in the object store; version 0 always stays")
-	fs.IntVar(&o.MaxStaleness, "max-staleness", o.MaxStaleness, "S: policy versions an update's on-policy rollouts may lag; 0, the default, is the synchronous loop; "+
-		"S ≥ 1 asks for update u+S's rollouts before applying update u so the actors play while the learner trains (decoupled-PPO correction, "+
-		"older trajectories refused; changes what is learned; below keep-versions)")
-	fs.StringSliceVar(&o.EvalSplits, "eval-splits", nil, "splits to evaluate (default: every split but train; \"train\" means held-out train tasks)")
-	fs.BoolVar(&o.EvalGreedy, "eval-greedy", false, "evaluate with the most probable action instead of sampling")
 }
 
 // runOutput are the settings of `rspo run` that do not define the run.
 type runOutput struct {
 	asJSON, verbose, syncAlways bool
-	// policy is what plays π_θ in the actors and evaluations (--policy).
-	policy pipeline.PolicyConfig
+	// file is the --config file, whose lines errors name.
+	file *pipeline.OptionsFile
 }
 
 func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) error {
 	asJSON, verbose := out.asJSON, out.verbose
 	cfg, err := o.Config()
 	if err != nil {
-		return err
+		return out.file.Place(err)
 	}
 	if nf.url != "" {
 		cfg.NATSURL, cfg.Connect = nf.url, nf.options("rspo-run")
 	}
-	cfg.SyncAlways, cfg.Policy, cfg.Revision = out.syncAlways, out.policy, codeRevision()
+	cfg.SyncAlways, cfg.Revision = out.syncAlways, codeRevision()
 	if err := nf.applyReplicas(&cfg); err != nil {
 		return err
 	}
@@ -249,10 +186,10 @@ func modeText(o runOptions) string {
 	case o.DenseOnly:
 		return "dense-only (trained on the PRM)"
 	case o.RSPO:
-		if o.ExploreTilt > 0 {
-			return fmt.Sprintf("RSPO (explorer %s tilted, λ=%g, α=%g, k=%d)", o.Explorer, o.ExploreTilt, o.Alpha, o.K)
+		if o.Explore.Tilt > 0 {
+			return fmt.Sprintf("RSPO (explorer %s tilted, λ=%g, α=%g, k=%d)", o.Explore.Mode, o.Explore.Tilt, o.Alpha, o.K)
 		}
-		return fmt.Sprintf("RSPO (explorer %s, α=%g, k=%d)", o.Explorer, o.Alpha, o.K)
+		return fmt.Sprintf("RSPO (explorer %s, α=%g, k=%d)", o.Explore.Mode, o.Alpha, o.K)
 	}
 	return "no RSPO"
 }
@@ -300,9 +237,18 @@ func embeddedLine(cfg pipeline.Config) string {
 }
 
 // applyRecipe sets the recipe's values on every option the user gave
-// neither as a flag nor in the config file (keys).
-func applyRecipe(fs *pflag.FlagSet, keys []string, o *runOptions) error {
-	given := func(key string) bool { return fs.Changed(key) || slices.Contains(keys, key) }
+// neither as a flag nor in the config file.
+func applyRecipe(fs *pflag.FlagSet, file *pipeline.OptionsFile, o *runOptions) error {
+	given := func(key string) bool {
+		if fs.Changed(key) {
+			return true
+		}
+		if file != nil {
+			_, inFile := file.Pos[key]
+			return inFile
+		}
+		return false
+	}
 	r, err := o.WithRecipe(given)
 	if err != nil {
 		return fmt.Errorf("--recipe: %w", err)

@@ -23,7 +23,7 @@ func TestRunConfigFileAndFlagsOverride(t *testing.T) {
 	}
 	o := defaultRunOptions()
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	registerRunFlags(fs, &o)
+	registerSettings(fs, &o, stageRun)
 	if err := fs.Parse([]string{"--k", "2", "--seed", "9"}); err != nil {
 		t.Fatal(err)
 	}
@@ -54,26 +54,34 @@ func TestRunFailsFastOnBadSettings(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"every problem at once", []string{"--algo", "sarsa", "--alpha", "2", "--explorer", "psychic"},
-			[]string{"sarsa", "alpha 2", "psychic"}},
+		{"unknown algorithm", []string{"--algo", "sarsa"}, []string{`"sarsa" for "--algo" flag: want one of grpo, ppo, gigpo`}},
+		{"every refused value of a file at once", []string{"--config", "testdata/bad-values.yaml"},
+			[]string{"bad-values.yaml:2:8: settings: alpha 2: want a number from 0 to 1", "bad-values.yaml:3:8: settings: tasks 0: want a count of at least 1"}},
+		{"an unknown environment at its line", []string{"--config", "testdata/bad-env.yaml"}, []string{"bad-env.yaml:2:6: settings: env houshold: want"}},
+		{"print-config refuses an unknown environment", []string{"--env", "houshold", "--print-config"}, []string{"env houshold: want"}},
+		{"print-config refuses an out-of-range value in a file", []string{"--config", "testdata/bad-env.yaml", "--print-config"}, []string{"bad-env.yaml:2:6"}},
+		{"alpha out of range", []string{"--alpha", "2"}, []string{`"2" for "--alpha" flag: want a number from 0 to 1`}},
+		{"unknown explorer", []string{"--explorer", "psychic"}, []string{`"psychic" for "--explorer" flag: want one of prm, frozen, random-prm`}},
 		{"unknown config key", []string{"--config", "testdata/bad-run-config.json"}, []string{`unknown key "group_sise"`, "group"}},
 		{"missing PRM file", []string{"--prm", "no-such.prm"}, []string{"no-such.prm"}},
+		{"missing init policy", []string{"--init-policy", "no-such.policy"}, []string{"init-policy", "no-such.policy"}},
 		{"alpha 0 with RSPO", []string{"--alpha", "0"}, []string{"alpha 0", "rspo=false"}},
-		{"unknown PRM target", []string{"--prm-target", "vibes"}, []string{`PRM target "vibes"`}},
-		{"unknown off-policy ratio", []string{"--off-ratio", "current"}, []string{`"current" is not behaviour or old`}},
-		{"unknown off-policy credit", []string{"--off-credit", "steps"}, []string{`"steps" is not episode or no-loops`}},
-		{"negative tilt", []string{"--explore-tilt", "-1"}, []string{"explore tilt -1"}},
+		{"unknown PRM target", []string{"--prm-target", "vibes"}, []string{`"vibes" for "--prm-target" flag: want one of sum, step`}},
+		{"unknown off-policy ratio", []string{"--off-ratio", "current"}, []string{`"current" for "--off-ratio" flag: want one of behaviour, old`}},
+		{"unknown off-policy credit", []string{"--off-credit", "steps"}, []string{`"steps" for "--off-credit" flag: want one of episode, no-loops`}},
+		{"negative tilt", []string{"--explore-tilt", "-1"}, []string{`"-1" for "--explore-tilt" flag: want a number from 0 to 1000`}},
+		{"huge tilt", []string{"--explore-tilt", "1e308"}, []string{`"1e308" for "--explore-tilt" flag: want a number from 0 to 1000`}},
 		{"zero updates", []string{"--updates", "0"}, []string{`"--updates"`, "at least 1"}},
 		{"zero group", []string{"--group", "0"}, []string{`"--group"`, "at least 1"}},
 		{"zero eval episodes", []string{"--eval-episodes", "0"}, []string{`"--eval-episodes"`}},
 		{"zero derived explore group", []string{"--explore-group", "0"}, []string{`"--explore-group"`}},
 		{"zero count in the config file", []string{"--config", "testdata/zero-tasks.json"}, []string{"tasks 0", "at least 1"}},
 		{"tilt with PRM noise", []string{"--explore-tilt", "3", "--prm-noise", "0.1"}, []string{"tilt and PRM noise"}},
-		{"negative max staleness", []string{"--max-staleness", "-1"}, []string{"max staleness -1"}},
-		{"zero eval shards", []string{"--eval-shards", "0"}, []string{`"--eval-shards"`, "0 is not a count: give at least 1"}},
-		{"negative eval shards", []string{"--eval-shards", "-2"}, []string{`"--eval-shards"`, "-2 is not a count"}},
+		{"negative max staleness", []string{"--max-staleness", "-1"}, []string{`"-1" for "--max-staleness" flag: want at least 0`}},
+		{"zero eval shards", []string{"--eval-shards", "0"}, []string{`"--eval-shards"`, "want a count of at least 1"}},
+		{"negative eval shards", []string{"--eval-shards", "-2"}, []string{`"--eval-shards"`, "want a count of at least 1"}},
 		{"more eval shards than episodes", []string{"--eval-shards", "9", "--eval-episodes", "8"},
-			[]string{"eval-shards 9: an evaluation has 8 episodes (eval-episodes), so at most 8 shards"}},
+			[]string{"eval-shards 9: want at most 8: an evaluation has 8 episodes (eval-episodes)"}},
 		{"max staleness past keep-versions", []string{"--max-staleness", "4", "--keep-versions", "4"}, []string{"max staleness 4", "raise keep-versions"}},
 	}
 	for _, tt := range tests {

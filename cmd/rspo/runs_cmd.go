@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
@@ -24,11 +26,15 @@ func newRunsCmd() *cobra.Command {
 	var src sourceFlags
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List the runs on a server with their state",
-		Long: "List every run that has messages or a learner checkpoint on the server: its state\n" +
-			"(finished, stopped or running at update N, or no checkpoint yet), the updates done, the\n" +
-			"policy version, the environment steps, the messages stored and the rspo revisions that\n" +
-			"trained it (- when none was recorded). With --data it reads a store directly.",
+		Short: "List the runs on a server with their state and size on disk",
+		Long: "List every run that has messages, snapshots or a learner checkpoint on the server: its state\n" +
+			"(finished; running, or interrupted, at update N), the updates done, the policy version, the\n" +
+			"environment steps, the messages stored, its size on disk and the rspo revisions that trained it\n" +
+			"(- when none was recorded). With --data it reads a store directly.\n\n" +
+			"SIZE is the run's share of the server's streams (each stream's bytes in proportion to the run's\n" +
+			"messages), its policy and PRM snapshots and, with --data, its files under the data directory\n" +
+			"(the buffer's store, the report). A run is running while its learner holds its lease, or wrote\n" +
+			"a checkpoint, or one of its consumers pulled, in the last two minutes.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			js, closeFn, err := src.open(cmd.Context(), "rspo-runs")
@@ -36,7 +42,7 @@ func newRunsCmd() *cobra.Command {
 				return err
 			}
 			defer closeFn()
-			runs, err := listRuns(cmd.Context(), js)
+			runs, err := listRuns(cmd.Context(), js, src.runFilesRoot())
 			if err != nil {
 				return err
 			}
@@ -44,15 +50,20 @@ func newRunsCmd() *cobra.Command {
 		},
 	}
 	src.register(cmd.Flags())
+	cmd.AddCommand(newRunsRmCmd())
 	return cmd
 }
 
 // runInfo is what `rspo runs` shows of one run.
 type runInfo struct {
-	name     string
-	messages uint64
-	cp       *learnersvc.Checkpoint
-	cpErr    error
+	name  string
+	usage streams.RunUsage
+	// files is the size of the run's files under the data directory.
+	files uint64
+	cp    *learnersvc.Checkpoint
+	cpErr error
+	// live says why the run looks trained right now ("" when it does not).
+	live string
 	// revisions trained it (pipeline.RunRevisions); revErr if unreadable.
 	revisions []string
 	revErr    error
@@ -69,43 +80,64 @@ func (r runInfo) code() string {
 	return strings.Join(shortRevisions(r.revisions), ",")
 }
 
-// state describes the run's progress from its learner checkpoint.
+// state describes the run's progress from its learner checkpoint and
+// whether it is being trained.
 func (r runInfo) state() string {
-	switch {
-	case r.cpErr != nil:
+	if r.cpErr != nil {
 		return "checkpoint unreadable: " + r.cpErr.Error()
-	case r.cp == nil:
-		return "no checkpoint"
 	}
-	state := fmt.Sprintf("unfinished (update %d)", r.cp.Update)
-	if r.cp.Finished {
+	var state string
+	switch {
+	case r.cp != nil && r.cp.Finished:
 		state = "finished"
+	case r.live != "" && r.cp != nil:
+		state = fmt.Sprintf("running (update %d)", r.cp.Update)
+	case r.live != "":
+		state = "running (no checkpoint yet)"
+	case r.cp != nil:
+		state = fmt.Sprintf("interrupted (update %d)", r.cp.Update)
+	case r.usage.Messages == 0:
+		state = "snapshots only" // e.g. the PRM trained on source runs
+	default:
+		state = "interrupted (no checkpoint)"
 	}
-	if n := len(r.cp.ShortCycles); n > 0 {
-		state += fmt.Sprintf(", %d cycles short of exploration", n)
+	if r.cp != nil {
+		if n := len(r.cp.ShortCycles); n > 0 {
+			state += fmt.Sprintf(", %d cycles short of exploration", n)
+		}
 	}
 	return state
 }
 
-// listRuns gathers the runs with messages or a learner checkpoint, sorted
-// by name.
-func listRuns(ctx context.Context, js jetstream.JetStream) ([]runInfo, error) {
-	counts, err := runMessages(ctx, js)
+// listRuns gathers the runs with messages, snapshots or a learner
+// checkpoint, sorted by name; with files set, it adds the size of each
+// run's directory under it.
+func listRuns(ctx context.Context, js jetstream.JetStream, files string) ([]runInfo, error) {
+	usage, err := streams.Usage(ctx, js)
 	if err != nil {
 		return nil, err
 	}
 	byName := map[string]*runInfo{}
-	for run, n := range counts {
-		byName[run] = &runInfo{name: run, messages: n}
+	for run, u := range usage {
+		byName[run] = &runInfo{name: run, usage: *u}
 	}
 	if err := addCheckpoints(ctx, js, byName); err != nil {
 		return nil, err
 	}
+	now := time.Now()
 	out := make([]runInfo, 0, len(byName))
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		r := byName[name]
 		if r.cp != nil {
 			r.revisions, r.revErr = pipeline.RunRevisions(ctx, js, name)
+		}
+		if r.live, err = runLiveness(ctx, js, name, now); err != nil {
+			return nil, err
+		}
+		if files != "" {
+			if r.files, err = dirSize(filepath.Join(files, name)); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, *r)
 	}
@@ -156,14 +188,15 @@ func writeRuns(out io.Writer, runs []runInfo) error {
 		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "RUN\tSTATE\tUPDATES\tPOLICY\tENV STEPS\tMESSAGES\tCODE")
+	fmt.Fprintln(w, "RUN\tSTATE\tUPDATES\tPOLICY\tENV STEPS\tMESSAGES\tSIZE\tCODE")
 	for _, r := range runs {
 		updates, version, steps := "-", "-", "-"
 		if r.cp != nil && r.cpErr == nil {
 			updates, version = fmt.Sprint(r.cp.Update), fmt.Sprint(r.cp.Version)
 			steps = fmt.Sprint(r.cp.EnvStepsActor + r.cp.EnvStepsExplorer)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.name, r.state(), updates, version, steps, r.messages, r.code())
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.name, r.state(), updates, version, steps, r.usage.Messages,
+			formatBytes(r.usage.Bytes()+r.files), r.code())
 	}
 	return w.Flush()
 }

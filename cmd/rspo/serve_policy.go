@@ -7,17 +7,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
+	"os"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rspo-dev/rspo/llm"
 	"github.com/rspo-dev/rspo/llm/llmserve"
-	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/prm"
-	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -28,7 +26,21 @@ func init() { addServeCommand(newServePolicyCmd) }
 type servePolicyFlags struct {
 	run, addr, alias, embedModel string
 	keep, embedDim               int
+	// apiKey is the key clients must send; from --api-key-file, else
+	// policyAPIKeyEnv; "" serves without one.
+	apiKey string
+	// apiKeyProblem says why the key given is unusable (an empty file
+	// or variable), for validate.
+	apiKeyProblem string
 }
+
+// policyAPIKeyEnv names the variable `rspo serve policy` reads its API
+// key from when --api-key-file is not given.
+const policyAPIKeyEnv = "RSPO_POLICY_API_KEY"
+
+// defaultPolicyAddr is where `rspo serve policy` listens unless --addr
+// says otherwise: this machine only.
+const defaultPolicyAddr = "127.0.0.1:8000"
 
 func newServePolicyCmd() *cobra.Command {
 	var (
@@ -42,31 +54,72 @@ func newServePolicyCmd() *cobra.Command {
 			"and serve it on POST /v1/chat/completions (and GET /v1/models) under the event's model name, or\n" +
 			"<run>-v<version> when the event names none, keeping the newest --keep versions loaded. Actors\n" +
 			"started with --policy openai --endpoint http://ADDR/v1 then play through it exactly as the\n" +
-			"built-in policy plays in-process (docs/llm.md).",
-		Example: "  rspo serve policy --nats nats://127.0.0.1:4222 --run exp1 --addr :8000\n" +
-			"  rspo serve actor --nats nats://127.0.0.1:4222 --run exp1 --policy openai --endpoint http://127.0.0.1:8000/v1",
+			"built-in policy plays in-process (docs/llm.md).\n\n" +
+			"It listens on 127.0.0.1 only unless --addr names another interface. With an API key (--api-key-file,\n" +
+			"or " + policyAPIKeyEnv + ") every request must carry \"Authorization: Bearer KEY\"; clients such as\n" +
+			"rspo serve actor send RSPO_OPENAI_API_KEY. An announcement that is not the run's own (another run's\n" +
+			"snapshot, an impossible version) is dead-lettered on rspo.<run>.dlq.policy and not served.",
+		Example: "  rspo serve policy --nats nats://127.0.0.1:4222 --run exp1\n" +
+			"  rspo serve actor --nats nats://127.0.0.1:4222 --run exp1 --policy openai --endpoint http://127.0.0.1:8000/v1\n" +
+			"  " + policyAPIKeyEnv + "=$(cat key) rspo serve policy --run exp1 --addr 0.0.0.0:8000 --creds secrets/nats/exp1/policy.creds",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(); err != nil {
+			if err := f.parsed(cmd.Flags()); err != nil {
 				return err
 			}
 			return servePolicies(cmd, nf, f)
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&f.run, "run", "", "run whose policy versions to serve (required)")
-	fs.StringVar(&f.addr, "addr", ":8000", "HTTP listen address (port 0: any free port, printed at start)")
-	fs.IntVar(&f.keep, "keep", 4, "how many of the last announced versions stay loaded")
-	fs.StringVar(&f.alias, "model", "", "also serve the newest version under this name")
-	fs.StringVar(&f.embedModel, "embed-model", "rspo-hash-embedding", "name of the embedding model served on POST /v1/embeddings: a deterministic hashed-text embedding (the PRM's hash projection of the whole text), for trying the embeddings featurizer without a GPU; none: no embeddings")
-	fs.IntVar(&f.embedDim, "embed-dim", 256, "length of the served embeddings")
-	nf.register(fs)
+	f.register(cmd.Flags())
+	nf.register(cmd.Flags())
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
 
+// register adds the server's flags to fs.
+func (f *servePolicyFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.run, "run", "", "run whose policy versions to serve (required)")
+	fs.StringVar(&f.addr, "addr", defaultPolicyAddr, "HTTP listen address host:port; the default serves this machine only, 0.0.0.0:8000 (or :8000) every interface; port 0: any free port, printed at start")
+	fs.Var((*passwordFile)(&f.apiKey), "api-key-file", "file whose first line is the API key every request must carry as \"Authorization: Bearer KEY\" (default: "+policyAPIKeyEnv+"; neither: no key)")
+	fs.IntVar(&f.keep, "keep", 4, "how many of the last announced versions stay loaded")
+	fs.StringVar(&f.alias, "model", "", "also serve the newest version under this name")
+	fs.StringVar(&f.embedModel, "embed-model", "rspo-hash-embedding", "name of the embedding model served on POST /v1/embeddings: a deterministic hashed-text embedding (the PRM's hash projection of the whole text), for trying the embeddings featurizer without a GPU; none: no embeddings")
+	fs.IntVar(&f.embedDim, "embed-dim", 256, "length of the served embeddings")
+}
+
+// parsed completes the flags once fs is parsed: the API key from
+// policyAPIKeyEnv when --api-key-file was not given. It returns every
+// problem with them, joined.
+func (f *servePolicyFlags) parsed(fs *pflag.FlagSet) error {
+	f.readAPIKey(fs.Changed("api-key-file"))
+	return f.validate()
+}
+
+// readAPIKey takes the key from policyAPIKeyEnv when --api-key-file was
+// not given, and notes a file or variable that holds an empty key.
+func (f *servePolicyFlags) readAPIKey(fromFile bool) {
+	if fromFile {
+		if f.apiKey == "" {
+			f.apiKeyProblem = "--api-key-file: the file's first line is empty; write the key there"
+		}
+		return
+	}
+	if key, ok := os.LookupEnv(policyAPIKeyEnv); ok {
+		f.apiKey = key
+		if key == "" {
+			f.apiKeyProblem = policyAPIKeyEnv + " is set but empty: set the key, or unset it to serve without one"
+		}
+	}
+}
+
 func (f servePolicyFlags) validate() error {
 	var errs []error
+	if f.apiKeyProblem != "" {
+		errs = append(errs, errors.New(f.apiKeyProblem))
+	}
+	if _, _, err := net.SplitHostPort(f.addr); err != nil {
+		errs = append(errs, fmt.Errorf("--addr %q: want host:port, e.g. %s: %w", f.addr, defaultPolicyAddr, err))
+	}
 	if err := streams.ValidateRun(f.run); err != nil {
 		errs = append(errs, fmt.Errorf("--run: %w", err))
 	}
@@ -111,16 +164,26 @@ func servePolicies(cmd *cobra.Command, nf natsFlags, f servePolicyFlags) error {
 		}
 		srv.ServeEmbeddings(h)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	handler, access := http.Handler(srv), "none"
+	if f.apiKey != "" {
+		if handler, err = llmserve.RequireAPIKey(f.apiKey, srv); err != nil {
+			return err
+		}
+		access = "api-key"
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("policy server listening", "run", f.run, "url", "http://"+ln.Addr().String()+"/v1")
+	log.Info("policy server listening", "run", f.run, "url", "http://"+ln.Addr().String()+"/v1", "auth", access)
+	if f.apiKey == "" && !loopback(ln.Addr()) {
+		log.Warn("policy server reachable beyond this machine without an API key: anyone who reaches it can use the policies; set "+policyAPIKeyEnv+" or --api-key-file", "addr", ln.Addr().String())
+	}
 
-	lib := &policyLibrary{srv: srv, js: js, keep: f.keep, alias: f.alias, log: log, newest: -1}
+	lib := &policyLibrary{srv: srv, js: js, run: f.run, keep: f.keep, alias: f.alias, log: log, newest: -1}
 	followErr := make(chan error, 1)
 	fctx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
-	go func() { followErr <- producers.FollowPolicies(fctx, js, f.run, log, lib.add(fctx)) }()
+	go func() { followErr <- lib.follow(fctx) }()
 
 	select {
 	case <-ctx.Done():
@@ -142,50 +205,9 @@ func servePolicies(cmd *cobra.Command, nf natsFlags, f servePolicyFlags) error {
 	return nil
 }
 
-// policyLibrary loads announced versions into the server, keeping the
-// newest few. It is used from the follower's goroutine only.
-type policyLibrary struct {
-	srv    *llmserve.Server
-	js     jetstream.JetStream
-	keep   int
-	alias  string
-	log    *slog.Logger
-	loaded []string // model names, oldest first
-	newest int64
-}
-
-func (l *policyLibrary) add(ctx context.Context) func(schemas.Event) {
-	return func(e schemas.Event) {
-		name := e.Model
-		if name == "" {
-			name = schemas.DefaultModelName(e.Run, e.PolicyVersion)
-		}
-		b, err := streams.GetSnapshot(ctx, l.js, streams.BucketPolicy, e.Object)
-		if err == nil {
-			var p *policy.Policy
-			if p, err = policy.Load(b); err == nil {
-				l.serve(name, e.PolicyVersion, p)
-				return
-			}
-		}
-		if ctx.Err() == nil { // an old version's snapshot may be gone (the learner keeps the newest few)
-			l.log.Warn("announced policy not loaded", "version", e.PolicyVersion, "object", e.Object, "err", err)
-		}
-	}
-}
-
-func (l *policyLibrary) serve(name string, v int64, p *policy.Policy) {
-	l.srv.Serve(name, p)
-	l.loaded = append(slices.DeleteFunc(l.loaded, func(n string) bool { return n == name }), name)
-	for len(l.loaded) > l.keep {
-		l.srv.Remove(l.loaded[0])
-		l.loaded = l.loaded[1:]
-	}
-	if v > l.newest {
-		l.newest = v
-		if l.alias != "" {
-			l.srv.Serve(l.alias, p)
-		}
-	}
-	l.log.Info("policy served", "model", name, "version", v)
+// loopback reports whether a listener's address is reachable from this
+// machine only.
+func loopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

@@ -116,13 +116,14 @@ func TestServePolicyFlags(t *testing.T) {
 		f    servePolicyFlags
 		want string
 	}{
-		{servePolicyFlags{run: "r1", keep: 1, embedModel: "e", embedDim: 8}, ""},
-		{servePolicyFlags{run: "r1", keep: 1, embedModel: "none"}, ""},
-		{servePolicyFlags{run: "", keep: 1, embedModel: "none"}, "--run"},
-		{servePolicyFlags{run: "r1", keep: 0, embedModel: "none"}, "--keep 0"},
-		{servePolicyFlags{run: "r1", keep: 2, embedModel: "none", alias: strings.Repeat("m", schemas.MaxModelName+1)}, "--model"},
-		{servePolicyFlags{run: "r1", keep: 1}, "--embed-model is empty"},
-		{servePolicyFlags{run: "r1", keep: 1, embedModel: "e", embedDim: 0}, "--embed-dim 0"},
+		{servePolicyFlags{run: "r1", addr: ":8000", keep: 1, embedModel: "e", embedDim: 8}, ""},
+		{servePolicyFlags{run: "r1", addr: "127.0.0.1:0", keep: 1, embedModel: "none"}, ""},
+		{servePolicyFlags{run: "", addr: ":8000", keep: 1, embedModel: "none"}, "--run"},
+		{servePolicyFlags{run: "r1", addr: ":8000", keep: 0, embedModel: "none"}, "--keep 0"},
+		{servePolicyFlags{run: "r1", addr: ":8000", keep: 2, embedModel: "none", alias: strings.Repeat("m", schemas.MaxModelName+1)}, "--model"},
+		{servePolicyFlags{run: "r1", addr: ":8000", keep: 1}, "--embed-model is empty"},
+		{servePolicyFlags{run: "r1", addr: ":8000", keep: 1, embedModel: "e", embedDim: 0}, "--embed-dim 0"},
+		{servePolicyFlags{run: "r1", addr: "8000", keep: 1, embedModel: "none"}, `--addr "8000": want host:port`},
 	} {
 		err := tc.f.validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {

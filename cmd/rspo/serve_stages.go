@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,7 +62,7 @@ func refuseFlags(fs *pflag.FlagSet, why string, names []string, bools ...string)
 func newServeActorCmd() *cobra.Command {
 	var nf natsFlags
 	var cfg pipeline.Config
-	var pf policyFlags
+	ps := defaultPolicySettings()
 	cmd := &cobra.Command{
 		Use:   "actor",
 		Short: "Roll out π_θ for the learner's rollout requests (start as many as you like)",
@@ -83,7 +81,7 @@ func newServeActorCmd() *cobra.Command {
 				return fmt.Errorf("--ack-wait %v: give a positive duration", cfg.Actor.AckWait)
 			}
 			var err error
-			if cfg.Policy, err = pf.config(cmd.Flags()); err != nil {
+			if cfg.Policy, err = ps.Config(); err != nil {
 				return err
 			}
 			return serveStage(cmd, nf, pipeline.StageActor, cfg)
@@ -96,10 +94,11 @@ func newServeActorCmd() *cobra.Command {
 	fs.DurationVar(&cfg.Actor.AckWait, "ack-wait", 30*time.Second, "a killed actor's request goes to another actor after this long (heartbeats every third of it)")
 	fs.Int64Var(&cfg.Actor.StepBudget, "step-budget", producers.DefaultStepBudget,
 		"most environment steps one request may ask for (tasks × group × step limit); larger requests are dead-lettered")
-	pf.register(fs)
+	registerSettings(fs, &ps, stageActor)
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
+	cmd.SetUsageFunc(groupedUsage)
 	_ = cmd.MarkFlagRequired("run")
 	return cmd
 }
@@ -112,7 +111,7 @@ var explorerSettingFlags = []string{"explorer", "prm-noise", "gate-auc", "tilt",
 func newServeExplorerCmd() *cobra.Command {
 	var nf natsFlags
 	var cfg pipeline.Config
-	var pf policyFlags
+	ps := defaultPolicySettings()
 	cmd := &cobra.Command{
 		Use:   "explorer",
 		Short: "Run RSPO's stage 1 for the cycles the learner starts, one shard at a time (start as many as it has shards)",
@@ -134,7 +133,7 @@ func newServeExplorerCmd() *cobra.Command {
 				return fmt.Errorf("--step-budget %d, --shard-budget %d: give positive numbers of steps", cfg.Explorer.StepBudget, cfg.Explorer.ShardBudget)
 			}
 			var err error
-			if cfg.Policy, err = pf.config(cmd.Flags()); err != nil {
+			if cfg.Policy, err = ps.Config(); err != nil {
 				return err
 			}
 			return serveStage(cmd, nf, pipeline.StageExplorer, cfg)
@@ -151,7 +150,8 @@ func newServeExplorerCmd() *cobra.Command {
 		"most environment steps one shard may take in all; shards over it are dead-lettered")
 	refuseFlags(fs, "explorer settings are the learner's (rspo serve learner --explorer, --explore-tilt, "+
 		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
-	pf.register(fs) // tilted and frozen cycles may play through a chat server
+	registerSettings(fs, &ps, stageExplorer) // tilted and frozen cycles may play through a chat server
+	cmd.SetUsageFunc(groupedUsage)
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
@@ -159,16 +159,8 @@ func newServeExplorerCmd() *cobra.Command {
 	return cmd
 }
 
-// learnerRefusedKeys are `rspo run` settings the learner service does not
-// use: in a distributed run each stage is started on its own.
-var learnerRefusedKeys = map[string]string{
-	"actors": "start actors with `rspo serve actor` (as many as you like)",
-	"data":   "the learner keeps its state on the server; give the buffer its store with `rspo serve buffer --data`",
-}
-
 func newServeLearnerCmd() *cobra.Command {
 	var nf natsFlags
-	var pf policyFlags
 	var configFile string
 	var printConfig bool
 	var exploreTimeout, rolloutTimeout time.Duration
@@ -183,30 +175,25 @@ func newServeLearnerCmd() *cobra.Command {
 			"(same figures as in-process). Takes the training flags of `rspo run`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var keys []string
+			var file *pipeline.OptionsFile
 			if configFile != "" {
 				var err error
-				if keys, err = loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
+				if file, err = loadRunConfig(cmd.Flags(), configFile, &o); err != nil {
 					return err
 				}
-				for _, k := range keys {
-					if why, refused := learnerRefusedKeys[k]; refused {
-						return fmt.Errorf("--config %s: serve learner does not use key %q: %s", configFile, k, why)
-					}
+				if err := refuseUnusedKeys(configFile, file.Keys, stageLearner); err != nil {
+					return err
 				}
 			}
-			if err := applyRecipe(cmd.Flags(), keys, &o); err != nil {
+			if err := applyRecipe(cmd.Flags(), file, &o); err != nil {
 				return err
 			}
 			if printConfig {
-				return printRunConfig(cmd.OutOrStdout(), o, slices.Sorted(maps.Keys(learnerRefusedKeys))...)
+				return printRunConfig(cmd.OutOrStdout(), o, file, unusedKeys(stageLearner)...)
 			}
 			pc, err := o.Config()
 			if err != nil {
-				return err
-			}
-			if pc.Policy, err = pf.config(cmd.Flags()); err != nil {
-				return err
+				return file.Place(err)
 			}
 			for _, f := range []struct {
 				name string
@@ -231,17 +218,16 @@ func newServeLearnerCmd() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	registerRunFlags(fs, &o)
+	registerSettings(fs, &o, stageLearner)
 	fs.StringVar(&configFile, "config", "", configUsage)
 	fs.BoolVar(&printConfig, "print-config", false, "print the effective settings (every default filled in) as YAML and exit")
 	fs.DurationVar(&exploreTimeout, "explore-timeout", 10*time.Minute,
 		"how long to wait for a cycle's explorers and for the buffer to hold their records before training on what it holds (the cycle is then reported short of its exploration)")
 	fs.DurationVar(&rolloutTimeout, "rollout-timeout", 10*time.Minute, "how long to wait for an update's on-policy rollouts from the actors before the update fails")
-	refuseFlags(fs, "in a distributed run each stage is started on its own", []string{"actors", "data"})
-	pf.register(fs) // the learner's evaluations play as the actors do
 	nf.register(fs)
 	nf.registerReplicas(fs)
 	registerMetricsFlag(fs)
+	cmd.SetUsageFunc(groupedUsage)
 	return cmd
 }
 

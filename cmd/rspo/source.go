@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/pflag"
@@ -74,26 +76,55 @@ func storeDir(dir string) (string, error) {
 
 // runMessages counts the messages of every run on the server, by run.
 func runMessages(ctx context.Context, js jetstream.JetStream) (map[string]uint64, error) {
+	usage, err := streams.Usage(ctx, js)
+	if err != nil {
+		return nil, err
+	}
 	counts := map[string]uint64{}
-	for _, spec := range streams.Topology() {
-		st, err := js.Stream(ctx, spec.Name)
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("stream %s: %w", spec.Name, err)
-		}
-		info, err := st.Info(ctx, jetstream.WithSubjectFilter(streams.SubjectPrefix+".>"))
-		if err != nil {
-			return nil, fmt.Errorf("stream %s: %w", spec.Name, err)
-		}
-		for subject, n := range info.State.Subjects {
-			if run := streams.RunOf(subject); run != "" {
-				counts[run] += n
-			}
+	for run, u := range usage {
+		if u.Messages > 0 {
+			counts[run] = u.Messages
 		}
 	}
 	return counts, nil
+}
+
+// runFilesRoot is the directory that holds the runs' own files (their
+// buffer stores and reports, <data>/<run>): --data when it is the data
+// directory of `rspo run` rather than a bare JetStream store, "" otherwise.
+func (s *sourceFlags) runFilesRoot() string {
+	if s.data == "" {
+		return ""
+	}
+	if dir, err := storeDir(s.data); err != nil || dir == s.data {
+		return ""
+	}
+	return s.data
+}
+
+// dirSize is the disk space the files under dir take (allocated blocks,
+// as du counts them: preallocated space too), 0 when dir does not exist.
+func dirSize(dir string) (uint64, error) {
+	var n uint64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			n += uint64(st.Blocks) * 512
+		} else {
+			n += uint64(info.Size())
+		}
+		return nil
+	})
+	return n, err
 }
 
 // requireRun fails unless the server holds messages of run, naming the

@@ -32,6 +32,11 @@ type Config struct {
 	Trainer learner.Config
 	// Policy shapes π_θ at the start of a run; see policy.Config.
 	Policy policy.Config
+	// InitPolicy, when set, is the policy a new run starts from instead of
+	// a fresh one of Policy: π_θ's version 0 and the reference policy of
+	// the KL term (a warm start). A resumed run ignores it: its version 0
+	// is stored.
+	InitPolicy *policy.Policy `json:"-"`
 	// TrainerMode says who applies the updates: TrainerBuiltin (the
 	// default) trains π_θ in the learner; TrainerExternal publishes each
 	// update's batch on rspo.<run>.batch and waits for a trainer's
@@ -61,37 +66,19 @@ type Config struct {
 	// K is the number of learner updates per cycle, and the number of
 	// dense-reward updates the explorer makes of π_B. Default 3.
 	K int
-	// Explorer is the explorer's mode, sent with every cycle's plan; the
-	// learner also needs it to know whether a PRM must exist. Default prm.
-	Explorer schemas.ExplorerMode
-	// ExploreTilt, when > 0, has the explorer act with π_θ·exp(λ·PRM score)
-	// instead of training π_B (schemas.CyclePlan.Tilt). Default 0.
-	ExploreTilt float64
-	// PRMNoise is σ of Gaussian noise on the explorer's PRM scores
-	// (ablation). Default 0.
-	PRMNoise float64
-	// GateAUC, when > 0, has the explorer shape only with a PRM whose
-	// held-out AUC reaches it. Default 0 (off).
-	GateAUC float64
-	// Verify has the swapper replay every explorer trajectory to check its
-	// claimed outcome. Default off.
-	Verify bool
-	// ExploreGroupSize is the explorer's rollouts per task in each of its
-	// training updates. Default GroupSize/2 (at least 2).
-	ExploreGroupSize int
-	// ExploreCollect is the final π_B's rollouts per task published for the
-	// swap. Default 1; 0 needs SwapAll.
-	ExploreCollect int
-	// ExploreCollectSet marks ExploreCollect as set (so 0 can be asked for).
+	// Explore holds the explorer's settings (mode, tilt, noise, AUC gate,
+	// verification, group size, collection, swap-all, shards), sent
+	// unchanged with every cycle's plan; the learner also reads the mode to
+	// know whether a PRM must exist. Zero fields take their declared
+	// defaults (schemas.DefaultExploreSettings): the group size N/2 (at
+	// least 2); Collect 0 only with ExploreCollectSet.
+	Explore schemas.ExploreSettings
+	// ExploreCollectSet marks Explore.Collect as set (so 0 can be asked for).
 	ExploreCollectSet bool
-	// SwapAll publishes every explorer training rollout into the buffer.
-	SwapAll bool
-	// ExploreShards is how many work items each cycle's exploration is
-	// split into (schemas.CyclePlan.Shards), for as many explorers to share.
-	// Default 1: one explorer explores the whole cycle. At most the cycle's
-	// K·(1−α)·B tasks; more than 1 excludes PRMNoise. What is explored does
-	// not depend on it.
-	ExploreShards int
+	// OffTarget says which on-policy groups buffer records join: every
+	// task's (OffTargetAll, the default) or only those whose rollouts all
+	// failed, with α scaled by their share (OffTargetFailing).
+	OffTarget OffTarget
 
 	// PRM is the initial PRM (e.g. trained on other runs); nil with a PRM
 	// needed means a warm-up: collect PRMWarmupTasks×GroupSize rollouts
@@ -195,11 +182,7 @@ func (c Config) WithDefaults() Config {
 	def(&c.Tasks, 16)
 	def(&c.GroupSize, 8)
 	def(&c.K, 3)
-	def(&c.ExploreGroupSize, max(2, c.GroupSize/2))
-	def(&c.ExploreShards, 1)
-	if !c.ExploreCollectSet && c.ExploreCollect == 0 {
-		c.ExploreCollect = 1
-	}
+	c.Explore = c.exploreDefaults()
 	def(&c.PRMWarmupTasks, 64)
 	def(&c.EvalEvery, 10)
 	def(&c.EvalEpisodes, 64)
@@ -208,9 +191,6 @@ func (c Config) WithDefaults() Config {
 	def(&c.KeepVersions, c.K+3)
 	if c.Seed == 0 {
 		c.Seed = 1
-	}
-	if c.Explorer == "" {
-		c.Explorer = schemas.ExplorerPRM
 	}
 	if c.RolloutTimeout == 0 {
 		c.RolloutTimeout = 10 * time.Minute
@@ -267,8 +247,11 @@ func (c Config) Validate() error {
 		bad("alpha %v with %d tasks × %d rollouts asks for no buffer record; raise alpha or set rspo=false",
 			c.Trainer.Alpha, c.Tasks, c.GroupSize)
 	}
-	if !c.Explorer.Valid() {
-		bad("explorer mode %q: want prm, frozen or random-prm", c.Explorer)
+	if !c.OffTarget.Valid() {
+		bad("off target %q: want %s or %s", c.OffTarget, OffTargetAll, OffTargetFailing)
+	}
+	if !c.Explore.Mode.Valid() {
+		bad("explorer mode %q: want prm, frozen or random-prm", c.Explore.Mode)
 	}
 	if err := c.explorePlanShape().ValidateExplorer(); err != nil {
 		errs = append(errs, fmt.Errorf("learnersvc: explorer settings: %w", err))
@@ -279,8 +262,8 @@ func (c Config) Validate() error {
 	if err := c.validateEvalShards(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.ExploreCollect < 0 || (c.ExploreCollect == 0 && !c.SwapAll) {
-		bad("explore collect %d: want ≥ 1, or 0 together with swap-all", c.ExploreCollect)
+	if c.Explore.Collect < 0 || (c.Explore.Collect == 0 && !c.Explore.SwapAll) {
+		bad("explore collect %d: want ≥ 1, or 0 together with swap-all", c.Explore.Collect)
 	}
 	if c.EvalEpisodes < 1 || c.ChunkTasks < 1 || c.KeepVersions < 1 {
 		bad("eval episodes %d, chunk tasks %d and keep versions %d must be ≥ 1", c.EvalEpisodes, c.ChunkTasks, c.KeepVersions)
@@ -326,6 +309,26 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// exploreDefaults is Explore with every zero field that has a default
+// set to it: the declared defaults of schemas.ExploreSettings, the group
+// size derived from N.
+func (c Config) exploreDefaults() schemas.ExploreSettings {
+	e, d := c.Explore, schemas.DefaultExploreSettings()
+	if e.GroupSize == 0 {
+		e.GroupSize = max(2, c.GroupSize/2)
+	}
+	if e.Shards == 0 {
+		e.Shards = d.Shards
+	}
+	if e.Mode == "" {
+		e.Mode = d.Mode
+	}
+	if !c.ExploreCollectSet && e.Collect == 0 {
+		e.Collect = d.Collect
+	}
+	return e
+}
+
 // onTasks is the number of on-policy tasks per update: (1−α)·B with RSPO.
 func (c Config) onTasks() int {
 	if !c.RSPO {
@@ -344,16 +347,14 @@ func (c Config) offCount() int {
 
 // needsPRM says whether the run scores with a PRM.
 func (c Config) needsPRM() bool {
-	return c.DenseOnly || (c.RSPO && c.Explorer == schemas.ExplorerPRM)
+	return c.DenseOnly || (c.RSPO && c.Explore.Mode == schemas.ExplorerPRM)
 }
 
 // explorePlanShape is the part of every cycle's plan the configuration
 // decides: the explorer's settings, without the cycle's tasks, seed, PRM
 // version or π_B's trainer.
 func (c Config) explorePlanShape() schemas.CyclePlan {
-	return schemas.CyclePlan{Env: c.Env, EnvOptions: c.EnvOptions, GroupSize: c.ExploreGroupSize,
-		Updates: c.K, Collect: c.ExploreCollect, SwapAll: c.SwapAll, Mode: c.Explorer,
-		Tilt: c.ExploreTilt, PRMNoise: c.PRMNoise, GateAUC: c.GateAUC, Verify: c.Verify, Shards: c.ExploreShards}
+	return schemas.CyclePlan{Env: c.Env, EnvOptions: c.EnvOptions, ExploreSettings: c.Explore, Updates: c.K}
 }
 
 // explorePlan is explorePlanShape with π_B's trainer: the learner's own

@@ -30,7 +30,7 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 		return err
 	}
 	plan.Tasks, plan.Seed = rollout.TaskRefs(pool), rollout.EpisodeSeed(s.cfg.Seed, "explore", cycle)
-	if s.prm != nil && s.cfg.Explorer == schemas.ExplorerPRM {
+	if s.prm != nil && s.cfg.Explore.Mode == schemas.ExplorerPRM {
 		plan.PRMVersion = s.prm.Version
 	}
 	if err := plan.Validate(); err != nil {

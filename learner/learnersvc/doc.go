@@ -1,7 +1,7 @@
 // Package learnersvc runs the RSPO loop of RSPO.md over the bus: it owns π_θ,
 // asks actors for on-policy rollouts through the work queue, starts each
 // cycle's exploration with cycle.started and its explore shards on the work
-// queue (as many as Config.ExploreShards), samples the replay buffer, applies
+// queue (as many as Config.Explore.Shards), samples the replay buffer, applies
 // the learner library's updates, and publishes every new policy version,
 // metrics and control events. The same loop runs the baselines: plain
 // GRPO / PPO / GiGPO (RSPO off) and dense-only training on the PRM.

@@ -246,7 +246,7 @@ func (s *Service) adoptVersion(ctx context.Context, e schemas.Event) error {
 
 // trainsPiB reports whether the explorer trains π_B from π_θ's snapshot.
 func (s *Service) trainsPiB() bool {
-	return s.cfg.RSPO && s.cfg.Explorer == schemas.ExplorerPRM && s.cfg.ExploreTilt == 0
+	return s.cfg.RSPO && s.cfg.Explore.Mode == schemas.ExplorerPRM && s.cfg.Explore.Tilt == 0
 }
 
 // canEvaluate reports whether π_θ can be evaluated in-process: always

@@ -25,8 +25,15 @@ func (s *Service) metrics(ctx context.Context, m schemas.MetricsEvent) {
 // and off-policy separately), on-policy success and dense return,
 // repeated-state visits, the version lag of the on-policy batch, and the
 // environment steps spent so far.
-func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st learner.UpdateStats, on []*schemas.Trajectory, lag batchLag, clock phaseClock) {
+func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st learner.UpdateStats, on []*schemas.Trajectory, offRecords int, lag batchLag, clock phaseClock) {
 	v := st.Map()
+	if s.cfg.RSPO {
+		v["off_records"] = float64(offRecords)
+		v["alpha"] = s.trainer.Config().Alpha
+		if offRecords == 0 {
+			v["alpha"] = 0
+		}
+	}
 	for phase, sec := range clock.seconds {
 		v["seconds_"+phase] = sec
 	}

@@ -232,7 +232,7 @@ func (s *Service) start(ctx context.Context) error {
 	if ok {
 		return s.resume(ctx, cp)
 	}
-	if s.pol, err = policy.New(s.cfg.Policy); err != nil {
+	if s.pol, err = s.initialPolicy(); err != nil {
 		return err
 	}
 	s.builtinSnapshot = true
@@ -255,6 +255,17 @@ func (s *Service) start(ctx context.Context) error {
 		return err
 	}
 	return saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp)
+}
+
+// initialPolicy is π_θ at version 0: a copy of the configured initial
+// policy (a warm start) or a fresh one.
+func (s *Service) initialPolicy() (*policy.Policy, error) {
+	if s.cfg.InitPolicy == nil {
+		return policy.New(s.cfg.Policy)
+	}
+	p := s.cfg.InitPolicy.Clone()
+	p.SetVersion(0)
+	return p, nil
 }
 
 // resume loads the checkpoint's policy version and the reference policy.

@@ -12,12 +12,12 @@ import (
 // least 1 and, with RSPO, at most the K·(1−α)·B tasks of a cycle, so no
 // shard is empty.
 func (c Config) validateShards() error {
-	if c.ExploreShards < 1 {
-		return fmt.Errorf("learnersvc: explore shards %d: want at least 1 (0: the default, 1)", c.ExploreShards)
+	if c.Explore.Shards < 1 {
+		return fmt.Errorf("learnersvc: explore shards %d: want at least 1 (0: the default, 1)", c.Explore.Shards)
 	}
-	if tasks := c.K * c.onTasks(); c.RSPO && c.ExploreShards > tasks {
+	if tasks := c.K * c.onTasks(); c.RSPO && c.Explore.Shards > tasks {
 		return fmt.Errorf("learnersvc: explore shards %d: a cycle has %d tasks (k %d × %d on-policy tasks), so at most %d shards",
-			c.ExploreShards, tasks, c.K, c.onTasks(), tasks)
+			c.Explore.Shards, tasks, c.K, c.onTasks(), tasks)
 	}
 	return nil
 }

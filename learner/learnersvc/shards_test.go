@@ -15,11 +15,11 @@ func TestConfigValidatesExploreShards(t *testing.T) {
 		want string // "" means valid
 	}{
 		{name: "default: one shard", mod: func(*Config) {}},
-		{name: "as many shards as a cycle's tasks", mod: func(c *Config) { c.ExploreShards = 3 * 14 }},
-		{name: "more shards than a cycle's tasks", mod: func(c *Config) { c.ExploreShards = 3*14 + 1 }, want: "at most 42 shards"},
-		{name: "negative", mod: func(c *Config) { c.ExploreShards = -1 }, want: "explore shards -1"},
-		{name: "shards with PRM noise", mod: func(c *Config) { c.ExploreShards, c.PRMNoise = 2, 0.1 }, want: "explore in one shard"},
-		{name: "one shard with PRM noise", mod: func(c *Config) { c.PRMNoise = 0.1 }},
+		{name: "as many shards as a cycle's tasks", mod: func(c *Config) { c.Explore.Shards = 3 * 14 }},
+		{name: "more shards than a cycle's tasks", mod: func(c *Config) { c.Explore.Shards = 3*14 + 1 }, want: "at most 42 shards"},
+		{name: "negative", mod: func(c *Config) { c.Explore.Shards = -1 }, want: "explore shards -1"},
+		{name: "shards with PRM noise", mod: func(c *Config) { c.Explore.Shards, c.Explore.PRMNoise = 2, 0.1 }, want: "explore in one shard"},
+		{name: "one shard with PRM noise", mod: func(c *Config) { c.Explore.PRMNoise = 0.1 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,7 +41,7 @@ func TestConfigValidatesExploreShards(t *testing.T) {
 
 // planOf returns a plan of n tasks in s shards.
 func planOf(n, s int) schemas.CyclePlan {
-	p := schemas.CyclePlan{Env: "household", GroupSize: 1, Collect: 1, Shards: s, Tasks: make([]schemas.TaskRef, n)}
+	p := schemas.CyclePlan{Env: "household", Tasks: make([]schemas.TaskRef, n), ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Shards: s}}
 	for i := range p.Tasks {
 		p.Tasks[i] = schemas.TaskRef{ID: fmt.Sprintf("t%d", i)}
 	}

@@ -49,8 +49,13 @@ func (s *Service) step(ctx context.Context) error {
 	lagMax, lagMean := versionLag(on, s.pol.Version())
 	var off []*schemas.Trajectory
 	if s.cfg.RSPO {
-		if off, err = s.sampleBuffer(ctx, cycle, u, tasks); err != nil {
-			return err
+		if ids := s.offTasks(tasks, on); len(ids) > 0 {
+			if off, err = s.sampleBuffer(ctx, cycle, u, ids); err != nil {
+				return err
+			}
+			if off, err = s.targetOff(off, ids); err != nil {
+				return err
+			}
 		}
 		clock.lap("buffer_sample")
 	}
@@ -76,7 +81,7 @@ func (s *Service) step(ctx context.Context) error {
 		return err
 	}
 	clock.lap("publish")
-	s.publishUpdateMetrics(ctx, cycle, stats, on, batchLag{max: lagMax, mean: lagMean}, clock)
+	s.publishUpdateMetrics(ctx, cycle, stats, on, len(off), batchLag{max: lagMax, mean: lagMean}, clock)
 	if s.cfg.RSPO && (withinCycle == s.cfg.K-1 || s.cp.Update == int64(s.cfg.Updates)) {
 		if err := s.endCycle(ctx, cycle); err != nil {
 			return err
@@ -145,12 +150,8 @@ func (s *Service) cycleTasks(cycle int64) ([]envs.Task, error) {
 }
 
 // sampleBuffer asks the buffer for α·B·N records of the cycle, preferring
-// the update's tasks.
-func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, tasks []envs.Task) ([]*schemas.Trajectory, error) {
-	ids := make([]string, len(tasks))
-	for i, t := range tasks {
-		ids[i] = t.ID
-	}
+// the tasks ids names.
+func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, ids []string) ([]*schemas.Trajectory, error) {
 	recs, err := s.buffer.Sample(ctx, buffersvc.SampleRequest{Cycle: cycle, PreferTasks: ids,
 		Count: s.cfg.offCount(), Seed: rollout.EpisodeSeed(s.cfg.Seed, "sample", u)})
 	if err != nil {

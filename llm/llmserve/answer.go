@@ -1,12 +1,10 @@
 package llmserve
 
 import (
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -35,13 +33,17 @@ func readSampling(req llm.ChatRequest, turn int) (samplingParams, error) {
 	sp := samplingParams{n: max(req.N, 1), temperature: req.Temperature, turn: turn, top: req.TopLogprobs}
 	switch {
 	case req.N < 0 || req.N > MaxChoices:
-		return sp, badRequest("invalid_n", "n = %d: want 1..%d", req.N, MaxChoices)
+		return sp, badParam("n", "invalid_n", "n = %d: want 1..%d", req.N, MaxChoices)
 	case req.Temperature != nil && (math.IsNaN(*req.Temperature) || *req.Temperature < 0 || *req.Temperature > 100):
-		return sp, badRequest("invalid_temperature", "temperature %v: want 0 (greedy) up to 100", *req.Temperature)
+		return sp, badParam("temperature", "invalid_temperature", "temperature %v: want 0 (greedy) up to 100", *req.Temperature)
 	case req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs:
-		return sp, badRequest("invalid_top_logprobs", "top_logprobs %d: want 0..%d", req.TopLogprobs, MaxTopLogprobs)
+		return sp, badParam("top_logprobs", "invalid_top_logprobs", "top_logprobs %d: want 0..%d", req.TopLogprobs, MaxTopLogprobs)
 	case req.MaxTokens < 0:
-		return sp, badRequest("invalid_max_tokens", "max_tokens %d is negative", req.MaxTokens)
+		return sp, badParam("max_tokens", "invalid_max_tokens", "max_tokens %d is negative", req.MaxTokens)
+	case req.MaxCompletionTokens < 0:
+		return sp, badParam("max_completion_tokens", "invalid_max_tokens", "max_completion_tokens %d is negative", req.MaxCompletionTokens)
+	case req.StreamOptions != nil && !req.Stream:
+		return sp, badParam("stream_options", "invalid_stream_options", "stream_options is only allowed when stream is true")
 	}
 	if req.Seed != nil {
 		sp.seed = *req.Seed
@@ -57,12 +59,12 @@ func (s *Server) answer(req llm.ChatRequest, p *policy.Policy, st *policy.State,
 	if sp.temperature != nil && *sp.temperature > 0 {
 		var err error
 		if p, err = p.WithTemperature(*sp.temperature); err != nil {
-			return nil, badRequest("invalid_temperature", "%v", err)
+			return nil, badParam("temperature", "invalid_temperature", "%v", err)
 		}
 	}
 	probs, logProbs, err := p.Distribution(st)
 	if err != nil {
-		return nil, badRequest("unparsable_conversation", "the policy cannot read the state: %v", err)
+		return nil, badParam("messages", "unparsable_conversation", "the policy cannot read the state: %v", err)
 	}
 	resp := &llm.ChatResponse{ID: fmt.Sprintf("chatcmpl-rspo-%d", s.seq.Add(1)), Object: "chat.completion",
 		Created: s.now().Unix(), Model: req.Model, Choices: make([]llm.ChatChoice, sp.n)}
@@ -146,31 +148,4 @@ func promptWords(msgs []llm.ChatMessage) int {
 		n += len(strings.Fields(m.Content))
 	}
 	return n
-}
-
-// errorBody is OpenAI's error object.
-type errorBody struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    string  `json:"code"`
-	} `json:"error"`
-}
-
-func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
-	var b errorBody
-	b.Error.Message, b.Error.Type, b.Error.Code = msg, typ, code
-	writeJSON(w, status, b)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"message":"llmserve: cannot encode the answer","type":"server_error","param":null,"code":"internal_error"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
 }

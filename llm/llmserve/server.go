@@ -1,12 +1,18 @@
 // Package llmserve serves built-in rspo policies over the OpenAI
-// chat-completions protocol (POST /v1/chat/completions, GET /v1/models),
-// so actors with --policy openai, tests and users without a GPU can play
+// chat-completions protocol (POST /v1/chat/completions, GET /v1/models,
+// GET /v1/models/{model}), so actors with --policy openai, tests, users
+// without a GPU and agent frameworks built on OpenAI's SDKs can play
 // through a real server (`rspo serve policy`).
 //
 // A request's conversation is read back into a policy.State by the
 // default chat template (llm.ParseConversation): instruction, history,
-// observation and admissible actions. The policy's distribution over the
-// admissible actions is computed and sampled; each answer is one action.
+// observation and admissible actions, after any system or developer
+// messages. The policy's distribution over the admissible actions is
+// computed and sampled; each answer is one action. With stream: true the
+// answer comes as server-sent events of chat.completion.chunk objects
+// ending in [DONE], as OpenAI streams (stream.go). Every refusal is an
+// OpenAI error object with its HTTP status (RequestError), and
+// RequireAPIKey puts the server behind a bearer key.
 //
 // Tokenisation is a toy: a whole action is one token, its id TokenID(a)
 // (the FNV-1a hash of the action's text, top bit cleared) and its log-prob
@@ -27,7 +33,6 @@ package llmserve
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -127,52 +132,35 @@ func (s *Server) lookup(name string) (*policy.Policy, bool) {
 	return m.p, ok
 }
 
-// ServeHTTP serves POST /v1/chat/completions and GET /v1/models, and POST
-// /v1/embeddings once ServeEmbeddings gave it a handler.
+// ServeHTTP serves POST /v1/chat/completions, GET /v1/models and GET
+// /v1/models/{model}, and POST /v1/embeddings once ServeEmbeddings gave it
+// a handler. Every error answer is an OpenAI error object.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch path := strings.TrimSuffix(r.URL.Path, "/"); {
-	case path == "/v1/chat/completions" && r.Method == http.MethodPost:
-		s.chat(w, r)
-	case path == "/v1/models" && r.Method == http.MethodGet:
-		s.list(w)
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case path == "/v1/chat/completions":
+		only(w, r, http.MethodPost, s.chat)
+	case path == "/v1/models":
+		only(w, r, http.MethodGet, s.list)
+	case strings.HasPrefix(r.URL.Path, modelsPrefix) && len(r.URL.Path) > len(modelsPrefix):
+		only(w, r, http.MethodGet, s.retrieve)
 	case path == "/v1/embeddings" && s.embeddings() != nil:
 		s.embeddings().ServeEmbeddings(w, r)
-	case path == "/v1/chat/completions" || path == "/v1/models":
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
-			fmt.Sprintf("%s is not allowed on %s", r.Method, path))
 	default:
-		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
-			fmt.Sprintf("no route %s %s: this server serves POST /v1/chat/completions and GET /v1/models", r.Method, r.URL.Path))
+		writeError(w, &RequestError{Status: http.StatusNotFound, API: llm.NewAPIError("invalid_request_error", "unknown_url", "",
+			fmt.Sprintf("no route %s %s: this server serves POST /v1/chat/completions, GET /v1/models and GET /v1/models/{model}", r.Method, r.URL.Path))})
 	}
 }
 
-// ModelList is the answer of GET /v1/models.
-type ModelList struct {
-	Object string      `json:"object"`
-	Data   []ModelInfo `json:"data"`
-}
-
-// ModelInfo describes one served model.
-type ModelInfo struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Created int64  `json:"created"`
-	OwnedBy string `json:"owned_by"`
-}
-
-func (s *Server) list(w http.ResponseWriter) {
-	s.mu.RLock()
-	out := ModelList{Object: "list", Data: []ModelInfo{}}
-	for name, m := range s.models {
-		out.Data = append(out.Data, ModelInfo{ID: name, Object: "model", Created: m.created, OwnedBy: "rspo"})
+// only calls serve for requests of method, and answers 405 to others.
+func only(w http.ResponseWriter, r *http.Request, method string, serve http.HandlerFunc) {
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		writeError(w, &RequestError{Status: http.StatusMethodNotAllowed, API: llm.NewAPIError("invalid_request_error", "method_not_allowed", "",
+			fmt.Sprintf("%s is not allowed on %s: use %s", r.Method, r.URL.Path, method))})
+		return
 	}
-	if s.embed != nil {
-		c := s.embed.ModelCard()
-		out.Data = append(out.Data, ModelInfo{ID: c.ID, Object: c.Object, Created: c.Created, OwnedBy: c.OwnedBy})
-	}
-	s.mu.RUnlock()
-	slices.SortFunc(out.Data, func(a, b ModelInfo) int { return strings.Compare(a.ID, b.ID) })
-	writeJSON(w, http.StatusOK, out)
+	serve(w, r)
 }
 
 func (s *Server) embeddings() *llm.EmbedHandler {
@@ -181,60 +169,54 @@ func (s *Server) embeddings() *llm.EmbedHandler {
 	return s.embed
 }
 
-// requestError is an OpenAI error answer.
-type requestError struct {
-	status            int
-	typ, code, reason string
-}
-
-func (e *requestError) Error() string { return e.reason }
-
-func badRequest(code, format string, a ...any) *requestError {
-	return &requestError{status: http.StatusBadRequest, typ: "invalid_request_error", code: code, reason: fmt.Sprintf(format, a...)}
-}
-
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "unreadable_body", "cannot read the request body: "+err.Error())
+		writeError(w, badParam("", "unreadable_body", "cannot read the request body: %v", err))
 		return
 	}
-	resp, err := s.Complete(body)
-	if err != nil {
-		var re *requestError
-		if !errors.As(err, &re) {
-			re = &requestError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", reason: err.Error()}
-		}
-		writeError(w, re.status, re.typ, re.code, re.reason)
-		return
+	req, resp, err := s.complete(body)
+	switch {
+	case err != nil:
+		writeError(w, err)
+	case req.Stream:
+		writeStream(w, resp, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	default:
+		llm.WriteJSON(w, http.StatusOK, resp)
 	}
-	writeJSON(w, http.StatusOK, resp)
 }
 
-// Complete answers one chat-completions request body. Its errors carry the
-// HTTP status ServeHTTP answers with: 400 for a request it cannot read
-// (bad JSON, a conversation not in the default template, bad sampling
-// parameters), 404 for an unknown model.
+// Complete answers one chat-completions request body as a whole (a
+// request asking for a stream included). Its errors are *RequestError
+// carrying the HTTP status ServeHTTP answers with: 413 for a body over
+// MaxRequestBytes, 400 for a request it cannot read (bad JSON, a
+// conversation not in the default template, bad sampling parameters), 404
+// for an unknown model.
 func (s *Server) Complete(body []byte) (*llm.ChatResponse, error) {
-	if len(body) > MaxRequestBytes {
-		return nil, badRequest("request_too_large", "the request body is over %d bytes", MaxRequestBytes)
-	}
+	_, resp, err := s.complete(body)
+	return resp, err
+}
+
+func (s *Server) complete(body []byte) (llm.ChatRequest, *llm.ChatResponse, error) {
 	var req llm.ChatRequest
+	if len(body) > MaxRequestBytes {
+		return req, nil, &RequestError{Status: http.StatusRequestEntityTooLarge,
+			API: llm.NewAPIError("invalid_request_error", "request_too_large", "", fmt.Sprintf("the request body is over %d bytes", MaxRequestBytes))}
+	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, badRequest("invalid_json", "the request body is not a chat-completions request: %v", err)
+		return req, nil, badParam("", "invalid_json", "the request body is not a chat-completions request: %v", err)
 	}
 	p, ok := s.lookup(req.Model)
 	if !ok {
-		return nil, &requestError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found",
-			reason: fmt.Sprintf("the model %q does not exist; served: %v", req.Model, s.Models())}
+		return req, nil, unknownModel(req.Model, s.Models())
 	}
 	st, err := llm.ParseConversation(req.Messages)
 	if err != nil {
-		return nil, badRequest("unparsable_conversation", "%v", err)
+		return req, nil, badParam("messages", "unparsable_conversation", "%v", err)
 	}
 	sp, err := readSampling(req, len(st.History))
 	if err != nil {
-		return nil, err
+		return req, nil, err
 	}
 	resp, err := s.answer(req, p, &st, sp)
 	if err == nil {
@@ -242,5 +224,5 @@ func (s *Server) Complete(body []byte) (*llm.ChatResponse, error) {
 		s.answered[req.Model]++
 		s.mu.Unlock()
 	}
-	return resp, err
+	return req, resp, err
 }

@@ -137,30 +137,38 @@ func TestGreedyAndSeeds(t *testing.T) {
 	}
 }
 
-// TestErrors: OpenAI-shaped error objects with 400, 404 and 405.
+// TestErrors: every refusal is an OpenAI error object with its status
+// (400, 404, 413) and the parameter at fault.
 func TestErrors(t *testing.T) {
 	f := newFixture(t, 1)
 	for _, tc := range []struct {
-		name string
-		body []byte
-		code int
-		want string
+		name        string
+		body        []byte
+		code        int
+		want, param string
 	}{
-		{"not json", []byte("{"), 400, "invalid_json"},
-		{"unknown model", requestBody(t, func(r *llm.ChatRequest) { r.Model = "gpt-9" }), 404, "model_not_found"},
-		{"foreign conversation", requestBody(t, func(r *llm.ChatRequest) { r.Messages = []llm.ChatMessage{{Role: "user", Content: "hi"}} }), 400, "unparsable_conversation"},
-		{"n", requestBody(t, func(r *llm.ChatRequest) { r.N = 1000 }), 400, "invalid_n"},
-		{"temperature", requestBody(t, func(r *llm.ChatRequest) { x := -1.0; r.Temperature = &x }), 400, "invalid_temperature"},
-		{"top logprobs", requestBody(t, func(r *llm.ChatRequest) { r.TopLogprobs = 21 }), 400, "invalid_top_logprobs"},
-		{"too large", bytes.Repeat([]byte(" "), llmserve.MaxRequestBytes+1), 400, "request_too_large"},
+		{"not json", []byte("{"), 400, "invalid_json", ""},
+		{"unknown model", requestBody(t, func(r *llm.ChatRequest) { r.Model = "gpt-9" }), 404, "model_not_found", "model"},
+		{"foreign conversation", requestBody(t, func(r *llm.ChatRequest) { r.Messages = []llm.ChatMessage{{Role: "user", Content: "hi"}} }), 400, "unparsable_conversation", "messages"},
+		{"n", requestBody(t, func(r *llm.ChatRequest) { r.N = 1000 }), 400, "invalid_n", "n"},
+		{"temperature", requestBody(t, func(r *llm.ChatRequest) { x := -1.0; r.Temperature = &x }), 400, "invalid_temperature", "temperature"},
+		{"top logprobs", requestBody(t, func(r *llm.ChatRequest) { r.TopLogprobs = 21 }), 400, "invalid_top_logprobs", "top_logprobs"},
+		{"max completion tokens", requestBody(t, func(r *llm.ChatRequest) { r.MaxCompletionTokens = -1 }), 400, "invalid_max_tokens", "max_completion_tokens"},
+		{"stream options without stream", requestBody(t, func(r *llm.ChatRequest) { r.StreamOptions = &llm.StreamOptions{IncludeUsage: true} }), 400, "invalid_stream_options", "stream_options"},
+		{"unknown model, streamed", requestBody(t, func(r *llm.ChatRequest) { r.Model, r.Stream = "gpt-9", true }), 404, "model_not_found", "model"},
+		{"too large", bytes.Repeat([]byte(" "), llmserve.MaxRequestBytes+1), 413, "request_too_large", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, b := post(t, f, tc.body)
-			var e struct {
-				Error struct{ Message, Type, Code string }
+			var e struct{ Error llm.APIError }
+			err := json.Unmarshal(b, &e)
+			param := ""
+			if e.Error.Param != nil {
+				param = *e.Error.Param
 			}
-			if err := json.Unmarshal(b, &e); err != nil || code != tc.code || e.Error.Code != tc.want || e.Error.Message == "" || e.Error.Type == "" {
-				t.Errorf("got %d %s, want %d with code %s", code, b, tc.code, tc.want)
+			if err != nil || code != tc.code || e.Error.Code == nil || *e.Error.Code != tc.want || e.Error.Message == "" ||
+				e.Error.Type != "invalid_request_error" || param != tc.param {
+				t.Errorf("got %d %s, want %d with code %s and param %q", code, b, tc.code, tc.want, tc.param)
 			}
 		})
 	}

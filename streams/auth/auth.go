@@ -28,13 +28,15 @@ const (
 	Learner  = "learner"
 	Trainer  = "trainer"
 	PRM      = "prm"
+	Policy   = "policy"
 	Admin    = "admin"
 )
 
 // Stages lists the stages that get a user of their own, in the order of
-// the stage table, followed by the administrator.
+// the stage table, followed by the administrator. Policy is `rspo serve
+// policy`, the OpenAI-compatible server of a run's built-in policies.
 func Stages() []string {
-	return []string{Actor, Explorer, Swapper, Buffer, Learner, Trainer, PRM, Admin}
+	return []string{Actor, Explorer, Swapper, Buffer, Learner, Trainer, PRM, Policy, Admin}
 }
 
 // Permissions are what one user may do: publish to and subscribe to the
@@ -143,6 +145,12 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 	PRM: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamCtrl, s.Ctrl(schemas.EventPRMPublished)), readObjects(streams.BucketPRM),
 			service(s.PRMScore))
+	},
+	// `rspo serve policy`: follows the announced versions, reads their
+	// snapshots, and dead-letters a forged announcement (common). It may
+	// announce nothing and write no snapshot.
+	Policy: func(s streams.RunSubjects) grant {
+		return grants(replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished)), readObjects(streams.BucketPolicy))
 	},
 	Admin: func(streams.RunSubjects) grant {
 		return grant{pub: []string{"$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "$O.>", "$KV.>", streams.SubjectPrefix + ".>"},

@@ -280,6 +280,9 @@ func TestAuthRefusals(t *testing.T) {
 		{"ra", auth.PRM, "$O.rspo_prm.C.x"},
 		{"ra", auth.Learner, "$JS.API.STREAM.DELETE.RSPO_TRAJ"},
 		{"ra", auth.Actor, "$JS.API.STREAM.CREATE.RSPO_X"},
+		{"ra", auth.Policy, "rspo.ra.ctrl.policy.published"},
+		{"ra", auth.Policy, "$O.rspo_policy.C.x"},
+		{"ra", auth.Policy, "rspo.ra.dlq.actor"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.stage+" "+tc.subject, func(t *testing.T) {

@@ -13,9 +13,10 @@ import (
 	"github.com/rspo-dev/rspo/streams/auth"
 )
 
-// TestAuthActorFollowsPolicies: with their own credentials an actor and
-// an explorer may follow the run's policy.published events (the model
-// book of a stage that plays through an inference server).
+// TestAuthActorFollowsPolicies: with their own credentials an actor, an
+// explorer and `rspo serve policy` may follow the run's policy.published
+// events (the model book of a stage that plays through an inference
+// server, the versions the policy server serves).
 func TestAuthActorFollowsPolicies(t *testing.T) {
 	s := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -26,7 +27,7 @@ func TestAuthActorFollowsPolicies(t *testing.T) {
 	if _, err := streams.PublishEvent(ctx, ljs, e); err != nil {
 		t.Fatal(err)
 	}
-	for _, stage := range []string{auth.Actor, auth.Explorer} {
+	for _, stage := range []string{auth.Actor, auth.Explorer, auth.Policy} {
 		_, js, v := s.conn("ra", stage)
 		book := producers.NewModelBook(js, "ra", "", slog.New(slog.NewTextHandler(&strings.Builder{}, nil)))
 		rctx, stop := context.WithCancel(ctx)

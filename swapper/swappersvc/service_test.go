@@ -282,7 +282,7 @@ func TestServiceRefusesTrajectoriesOfUnknownOrUnplannedEnvironments(t *testing.T
 	_, js := streamstest.Connect(t, s)
 	ctx := context.Background()
 	sub := streams.Subjects("r")
-	plan := schemas.CyclePlan{Env: swappertest.CounterEnv, Tasks: []schemas.TaskRef{{ID: "count/1"}}, GroupSize: 1, Collect: 1}
+	plan := schemas.CyclePlan{Env: swappertest.CounterEnv, Tasks: []schemas.TaskRef{{ID: "count/1"}}, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1}}
 	raw, _ := json.Marshal(plan)
 	if _, err := streams.AnnounceCycle(ctx, js, schemas.Event{Type: schemas.EventCycleStarted, Run: "r", Cycle: 1, Config: raw,
 		Time: time.Unix(1700000000, 0).UTC()}); err != nil {
@@ -323,7 +323,7 @@ func TestSwapperTakesOnlyTheLearnersPlans(t *testing.T) {
 	_, js := streamstest.Connect(t, s)
 	ctx := context.Background()
 	sub := streams.Subjects("r")
-	genuine := schemas.CyclePlan{Env: swappertest.CounterEnv, Tasks: []schemas.TaskRef{{ID: "count/1"}}, GroupSize: 1, Collect: 1, Verify: true}
+	genuine := schemas.CyclePlan{Env: swappertest.CounterEnv, Tasks: []schemas.TaskRef{{ID: "count/1"}}, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Verify: true}}
 	forged := genuine
 	forged.Env, forged.Verify = "household", false
 	started := func(cycle int64, plan schemas.CyclePlan) schemas.Event {

@@ -13,7 +13,7 @@ import (
 	"github.com/rspo-dev/rspo/pipeline"
 )
 
-func TestPolicyFlags(t *testing.T) {
+func TestPolicySettingsFlags(t *testing.T) {
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "chat.tmpl")
 	if err := os.WriteFile(tmpl, []byte("--- system\nBe brief.\n"), 0o644); err != nil {
@@ -29,26 +29,29 @@ func TestPolicyFlags(t *testing.T) {
 		want string // error substring; "" for success
 	}{
 		{"default", nil, ""},
-		{"unknown kind", []string{"--policy", "vllm"}, `--policy "vllm": want one of builtin, openai`},
-		{"builtin with endpoint", []string{"--endpoint", "http://h/v1", "--model", "m"}, "--endpoint, --model: only with --policy openai"},
+		{"unknown kind", []string{"--policy", "vllm"}, `"vllm" for "--policy" flag: want one of builtin, openai`},
+		{"builtin with endpoint", []string{"--endpoint", "http://h/v1", "--model", "m"}, "[--endpoint --model]: only with --policy openai"},
 		{"openai without endpoint", []string{"--policy", "openai"}, "needs --endpoint"},
-		{"bad numbers", []string{"--policy", "openai", "--endpoint", "http://h/v1", "--llm-concurrency", "0", "--llm-timeout", "0s",
-			"--llm-retries", "-1", "--max-tokens", "0"}, "--llm-concurrency 0"},
+		{"zero concurrency", []string{"--policy", "openai", "--endpoint", "http://h/v1", "--llm-concurrency", "0"}, `"0" for "--llm-concurrency" flag: want a count of at least 1`},
+		{"zero timeout", []string{"--llm-timeout", "0s"}, `"0s" for "--llm-timeout" flag: want a number above 0`},
+		{"negative retries", []string{"--llm-retries", "-1"}, `"-1" for "--llm-retries" flag: want a number from 0 to 100`},
+		{"zero max tokens", []string{"--max-tokens", "0"}, `"0" for "--max-tokens" flag: want a count of at least 1`},
 		{"bad url", []string{"--policy", "openai", "--endpoint", "h:8000"}, "want http(s)://"},
-		{"bad token ids", []string{"--policy", "openai", "--endpoint", "http://h/v1", "--token-ids", "ids"}, `token id mode "ids"`},
+		{"bad token ids", []string{"--policy", "openai", "--endpoint", "http://h/v1", "--token-ids", "ids"}, `"ids" for "--token-ids" flag: want one of token-id-strings, token-ids-field, none`},
 		{"pin without model", []string{"--policy", "openai", "--endpoint", "http://h/v1", "--pin-model"}, "pinned model needs its name"},
-		{"bad template", []string{"--policy", "openai", "--endpoint", "http://h/v1", "--chat-template", bad}, "--chat-template"},
+		{"bad template", []string{"--policy", "openai", "--endpoint", "http://h/v1", "--chat-template", bad}, "chat-template"},
 		{"openai", []string{"--policy", "openai", "--endpoint", "http://h:8000/v1", "--model", "qwen", "--llm-timeout", "5s",
 			"--chat-template", tmpl, "--token-ids", "none", "--llm-retries", "0"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var f policyFlags
+			ps := defaultPolicySettings()
 			fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-			f.register(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
+			registerSettings(fs, &ps, stageActor)
+			var pc pipeline.PolicyConfig
+			err := fs.Parse(tc.args)
+			if err == nil {
+				pc, err = ps.Config()
 			}
-			pc, err := f.config(fs)
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("got %v, want an error containing %q", err, tc.want)
