@@ -46,7 +46,10 @@ func LoadCycleRecord(ctx context.Context, js jetstream.JetStream, run string) (s
 // event e of its run: it records e in the run's cycle record first and
 // publishes it second, so any stage that has read the event finds it in
 // the record it reads next (CycleGate). A learner that announces the same
-// event again after a restart rewrites the same record.
+// event again after a restart rewrites the same record. An event stored
+// before under e's message id that is not e (a forgery that took the id
+// ahead of the learner) does not make e a duplicate: e is published again
+// under an id of its own (reannounce).
 func AnnounceCycle(ctx context.Context, js jetstream.JetStream, e schemas.Event) (*jetstream.PubAck, error) {
 	r, err := LoadCycleRecord(ctx, js, e.Run)
 	if err != nil {
@@ -71,7 +74,35 @@ func AnnounceCycle(ctx context.Context, js jetstream.JetStream, e schemas.Event)
 	if _, err := kv.Put(ctx, CycleRecordKey(e.Run), b); err != nil {
 		return nil, fmt.Errorf("streams: record %s of cycle %d: %w", e.Type, e.Cycle, err)
 	}
-	return PublishEvent(ctx, js, e)
+	ack, err := PublishEvent(ctx, js, e)
+	if err != nil || !ack.Duplicate {
+		return ack, err
+	}
+	return reannounce(ctx, js, e, ack)
+}
+
+// reannounce reads back the event stored under e's message id (ack, a
+// duplicate's acknowledgement) and, unless it is e (the same digest: the
+// learner's own, announced before a restart), publishes e again under
+// EventID(e) followed by its digest. A cycle event's id is derived from
+// fields anyone can guess: a forgery published under the id of the
+// learner's next cycle.started, ahead of it, used to have JetStream drop
+// the learner's as a duplicate, and no stage found the event the record
+// holds.
+func reannounce(ctx context.Context, js jetstream.JetStream, e schemas.Event, ack *jetstream.PubAck) (*jetstream.PubAck, error) {
+	str, err := js.Stream(ctx, StreamCtrl)
+	if err != nil {
+		return nil, fmt.Errorf("streams: control stream: %w", err)
+	}
+	msg, err := str.GetMsg(ctx, ack.Sequence)
+	if err != nil {
+		return nil, fmt.Errorf("streams: read back %s of cycle %d: %w", e.Type, e.Cycle, err)
+	}
+	digest := schemas.EventDigest(e)
+	if stored, err := schemas.DecodeEvent(msg.Data); err == nil && schemas.EventDigest(stored) == digest {
+		return ack, nil
+	}
+	return publishEvent(ctx, js, e, EventID(e)+"/"+digest[:16])
 }
 
 // CycleGate checks a run's cycle events against its learner's cycle

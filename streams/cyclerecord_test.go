@@ -83,3 +83,45 @@ func refused(err error, ahead bool) bool {
 	var ce *schemas.CycleEventError
 	return errors.As(err, &ce) && ce.Ahead == ahead
 }
+
+// A cycle.started forged under the message id the learner's next one
+// would have, published ahead of it, used to have the learner's dropped
+// as a duplicate: no stage found the event the record held, and the
+// cycle's shards were dead-lettered. The learner's event is published
+// again under an id of its own, once, however often it is announced.
+func TestAnnounceCycleOutlivesASquattedMessageID(t *testing.T) {
+	_, js := streamstest.Connect(t, streamstest.RunServer(t))
+	ctx := context.Background()
+	genuine := cycleEvent(schemas.EventCycleStarted, 0, 1)
+	squat := cycleEvent(schemas.EventCycleStarted, 0, 666) // another plan, the same id
+	if streams.EventID(squat) != streams.EventID(genuine) {
+		t.Fatal("the forgery does not take the learner's id")
+	}
+	if _, err := streams.PublishEvent(ctx, js, squat); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // announced again after a restart
+		if _, err := streams.AnnounceCycle(ctx, js, genuine); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := streams.LoadCycleRecord(ctx, js, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events, learners int
+	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: "r1", Subject: streams.CtrlKind(schemas.EventCycleStarted)},
+		func(m streams.Message) error {
+			events++
+			if m.Event != nil && rec.Check(*m.Event) == nil {
+				learners++
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events != 2 || learners != 1 {
+		t.Errorf("%d cycle.started events on the bus, %d of them the learner's; want the forgery and the learner's once", events, learners)
+	}
+}

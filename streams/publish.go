@@ -30,6 +30,11 @@ func Publish(ctx context.Context, js jetstream.JetStream, subject string, data [
 // message id is derived from the event's fields (EventID), so a service
 // that re-announces the same event after a restart stores it once.
 func PublishEvent(ctx context.Context, js jetstream.JetStream, e schemas.Event) (*jetstream.PubAck, error) {
+	return publishEvent(ctx, js, e, EventID(e))
+}
+
+// publishEvent is PublishEvent under message id id.
+func publishEvent(ctx context.Context, js jetstream.JetStream, e schemas.Event, id string) (*jetstream.PubAck, error) {
 	if err := ValidateRun(e.Run); err != nil {
 		return nil, err
 	}
@@ -37,7 +42,7 @@ func PublishEvent(ctx context.Context, js jetstream.JetStream, e schemas.Event) 
 	if err != nil {
 		return nil, fmt.Errorf("streams: encode %s event: %w", e.Type, err)
 	}
-	h := dataHeaders(EventID(e), e.Run, e.Cycle, e.PolicyVersion, "", ContentTypeJSON)
+	h := dataHeaders(id, e.Run, e.Cycle, e.PolicyVersion, "", ContentTypeJSON)
 	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
 	return Publish(ctx, js, Subjects(e.Run).Ctrl(e.Type), b, h)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -328,18 +329,33 @@ func gap(rng *rand.Rand, p chaosPlan) time.Duration {
 	return p.minGap + time.Duration(rng.Int64N(int64(p.maxGap-p.minGap)+1))
 }
 
-func (c *chaosCluster) publishRetrying(msg *nats.Msg) error {
-	var err error
+// publishRetrying publishes msg until the bus acknowledges it and reports
+// whether msg is what the stream holds under its message id: a retry
+// across a bus restart is a duplicate of msg itself, but a message whose
+// id another already took is not stored.
+func (c *chaosCluster) publishRetrying(msg *nats.Msg) (stored bool, err error) {
+	var ack *jetstream.PubAck
 	for range 50 {
 		ctx, cancel := context.WithTimeout(c.ctx, time.Second)
-		_, err = c.js.PublishMsg(ctx, msg)
+		ack, err = c.js.PublishMsg(ctx, msg)
 		cancel()
 		if err == nil {
-			return nil
+			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return err
+	if err != nil || !ack.Duplicate {
+		return err == nil, err
+	}
+	st, err := c.js.Stream(c.ctx, ack.Stream)
+	if err != nil {
+		return false, err
+	}
+	held, err := st.GetMsg(c.ctx, ack.Sequence)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(held.Data, msg.Data), nil
 }
 
 // report logs, per member, the kills, restarts and unplanned exits.

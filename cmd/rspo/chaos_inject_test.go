@@ -42,24 +42,22 @@ var injections = []injection{
 	{name: "cycle.started of a far cycle", stage: "buffer", message: farCycle(schemas.EventCycleStarted)},
 	{name: "cycle.ended of a far cycle", stage: "buffer", message: farCycle(schemas.EventCycleEnded)},
 	{name: "another plan for a started cycle", stage: "buffer", message: replannedCycle},
+	{name: "cycle.started under the learner's next id", stage: "buffer", message: squattedCycle},
 	{name: "explore shard of a far cycle", stage: "explorer", message: farShard},
 	{name: "eval result without the nonce", stage: "learner", message: forgedEvalResult},
 }
 
-// injectedPrefix starts the message id of every injected message: the
-// dead letters keep it (Rspo-Dlq-Msg-Id), which says which injection a
-// dead letter is.
-const injectedPrefix = "chaos-inject/"
+// headerInjection names the injection of every injected message
+// ("<name>/<i>"); dead letters keep their message's headers, so it says
+// which injection a dead letter is. (Message ids cannot: some
+// injections take the id of a message a stage will send.)
+const headerInjection = "Chaos-Injection"
 
-func injectedID(name string, i int) string {
-	return fmt.Sprintf("%s%s/%d", injectedPrefix, strings.ReplaceAll(name, " ", "-"), i)
-}
-
-// injectionOf returns the injection a dead letter's original message id
-// names, if any.
-func injectionOf(msgID string) (injection, bool) {
+// injectionOf returns the injection a dead letter's headers name, if any.
+func injectionOf(h nats.Header) (injection, bool) {
+	name, _, ok := strings.Cut(h.Get(headerInjection), "/")
 	for _, inj := range injections {
-		if strings.HasPrefix(msgID, injectedPrefix+strings.ReplaceAll(inj.name, " ", "-")+"/") {
+		if ok && inj.name == name {
 			return inj, true
 		}
 	}
@@ -117,6 +115,44 @@ func replannedCycle(c *chaosCluster, rng *rand.Rand, i int) *nats.Msg {
 	e := schemas.Event{Type: schemas.EventCycleStarted, Run: c.run, Cycle: max(0, last-rng.Int64N(4)),
 		PolicyVersion: 2 * last, Config: randomPlan(rng), Time: time.Now().UTC()}
 	return jsonMsg(c, streams.Subjects(c.run).Ctrl(schemas.EventCycleStarted), e)
+}
+
+// squattedCycle is a cycle.started of the learner's next cycle under the
+// message id the learner's will have (streams.EventID: the cycle, the
+// policy version and update at its start, the PRM version of the cycle
+// now), published ahead of it so that JetStream would drop the
+// learner's as a duplicate. The learner publishes its own again under an
+// id of its own (streams.AnnounceCycle).
+func squattedCycle(c *chaosCluster, rng *rand.Rand, i int) *nats.Msg {
+	now, ok := c.learnersLatestCycle()
+	if !ok {
+		return nil // no cycle yet
+	}
+	next := now.Cycle + 1 // the chaos learner's cycles are 2 updates long
+	e := schemas.Event{Type: schemas.EventCycleStarted, Run: c.run, Cycle: next, PolicyVersion: 2 * next,
+		PRMVersion: now.PRMVersion, Update: 2 * next, Config: randomPlan(rng), Time: time.Now().UTC()}
+	m := jsonMsg(c, streams.Subjects(c.run).Ctrl(schemas.EventCycleStarted), e)
+	m.Header.Set(streams.HeaderMsgID, streams.EventID(e))
+	return m
+}
+
+// learnersLatestCycle returns the learner's cycle.started of the latest
+// cycle its record holds (not a forgery: the harness injects those too).
+func (c *chaosCluster) learnersLatestCycle() (schemas.Event, bool) {
+	rec, err := streams.LoadCycleRecord(c.ctx, c.js, c.run)
+	if err != nil || rec.Latest() < 0 {
+		return schemas.Event{}, false
+	}
+	var latest schemas.Event
+	found := false
+	err = streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: streams.CtrlKind(schemas.EventCycleStarted)},
+		func(m streams.Message) error {
+			if m.Event != nil && m.Event.Cycle == rec.Latest() && rec.Check(*m.Event) == nil {
+				latest, found = *m.Event, true
+			}
+			return nil
+		})
+	return latest, err == nil && found
 }
 
 // farShard is an explore shard of a cycle the learner never started.
@@ -180,9 +216,16 @@ func (c *chaosCluster) inject(rng *rand.Rand, n int) {
 		if msg == nil {
 			continue
 		}
-		msg.Header.Set(streams.HeaderMsgID, injectedID(inj.name, i))
-		if err := c.publishRetrying(msg); err != nil {
+		msg.Header.Set(headerInjection, fmt.Sprintf("%s/%d", inj.name, i))
+		if msg.Header.Get(streams.HeaderMsgID) == "" {
+			msg.Header.Set(streams.HeaderMsgID, fmt.Sprintf("chaos-inject/%s/%d", strings.ReplaceAll(inj.name, " ", "-"), i))
+		}
+		stored, err := c.publishRetrying(msg)
+		if err != nil {
 			c.t.Fatalf("inject %s: %v", inj.name, err)
+		}
+		if !stored { // its id was taken first: nothing to dead-letter
+			continue
 		}
 		c.injected[inj.name]++
 		published++

@@ -260,7 +260,7 @@ func (c *chaosCluster) deadLetters() (got map[string]int, unexpected []string) {
 	got = map[string]int{}
 	err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: streams.KindDLQ}, func(m streams.Message) error {
 		component := m.Headers.Get(streams.HeaderDLQComponent)
-		inj, ok := injectionOf(m.Headers.Get(streams.HeaderDLQMsgID))
+		inj, ok := injectionOf(m.Headers)
 		if !ok || inj.stage != component {
 			unexpected = append(unexpected, component+" dead-lettered a message of "+m.Headers.Get(streams.HeaderDLQSubject)+
 				" ("+m.Headers.Get(streams.HeaderDLQMsgID)+"): "+m.Headers.Get(streams.HeaderDLQReason))
