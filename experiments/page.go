@@ -383,7 +383,7 @@ func writePRMTable(b *bytes.Buffer, res *SuiteResult) {
 		return
 	}
 	b.WriteString("**PRMs trained on other runs** (AUC of the trajectory score for success vs failure — the summed score R̂, or for a step-target PRM the mean step score: on held-out trajectories of the source runs, and on every on-policy trajectory of the target variants' runs. Steering: success of the untrained policy on " +
-		fmt.Sprint(SteerEpisodes) + " train tasks of this suite's setting, alone → tilted by the PRM at λ = " + fmt.Sprint(SteerLambda) + " (→ tilted by a random PRM), as `rspo eval --policy untrained --tilt-prm FILE` measures it).\n\n")
+		fmt.Sprint(SteerEpisodes) + " train tasks of this suite's setting, alone → tilted by the PRM at λ = " + fmt.Sprint(SteerLambda) + " (→ tilted by a random PRM), as `rspo eval --policy untrained --tilt-prm FILE --split train` measures it).\n\n")
 	header(b, "PRM", "trained on", "trajectories (successes)", "held-out AUC", "target runs", "target AUC", "target mean score success / failure", "steering")
 	for _, p := range res.PRMs {
 		target, auc, means, steer := "–", "–", "–", "–"

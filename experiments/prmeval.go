@@ -36,7 +36,7 @@ type PRMReport struct {
 // Steering is the success of the untrained policy (the start of every
 // run) on SteerEpisodes train tasks of the suite's environment, alone and
 // tilted by a PRM at λ = SteerLambda: `rspo eval --policy untrained
-// --tilt-prm FILE --tilt λ`. It measures what a tilted explorer gets out of
+// --tilt-prm FILE --tilt λ --split train`. It measures what a tilted explorer gets out of
 // the PRM before any training.
 type Steering struct {
 	Lambda   float64 `json:"lambda"`

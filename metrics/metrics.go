@@ -11,6 +11,7 @@
 package metrics
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,13 +28,33 @@ type Metrics struct {
 	handled, retried, dead *prometheus.CounterVec
 	sample, score          prometheus.Histogram
 	sampleErrors, scored   prometheus.Counter
-	learner                learnerGauges
+	learner                learnerSeries
 }
 
-// learnerGauges are the learner's progress.
-type learnerGauges struct {
-	update, updates, version, trainSuccess, evalSuccess, envSteps prometheus.Gauge
-	versionLag, staleRefused, shortCycles                         prometheus.Gauge
+// learnerSeries are the learner's progress: gauges for what goes up and
+// down, counters for the running counts, which only grow.
+type learnerSeries struct {
+	updates, version, trainSuccess, evalSuccess, versionLag prometheus.Gauge
+	done, envSteps, staleRefused, refused, shortCycles      *runningCount
+}
+
+// runningCount is a counter fed with the running total the learner
+// reports rather than with increments: it adds what the total grew by.
+type runningCount struct {
+	mu   sync.Mutex
+	c    prometheus.Counter
+	last int64
+}
+
+// set raises the counter to total; a lower total (none expected: the
+// counts a learner reports never fall) is ignored.
+func (r *runningCount) set(total int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if total > r.last {
+		r.c.Add(float64(total - r.last))
+		r.last = total
+	}
 }
 
 // latencyBuckets span a millisecond to a minute: a sample from a local
@@ -53,16 +74,17 @@ func New(run string) *Metrics {
 		sampleErrors: f.counter("rspo_buffer_sample_errors_total", "Buffer sample calls of the learner that failed."),
 		score:        f.histogram("rspo_prm_score_seconds", "Duration of scoring one request of the PRM scoring stage."),
 		scored:       f.counter("rspo_prm_scored_trajectories_total", "Trajectories the PRM scoring stage scored."),
-		learner: learnerGauges{
-			update:       f.gauge("rspo_learner_update", "Learner updates done."),
+		learner: learnerSeries{
+			done:         f.runningCount("rspo_learner_updates_total", "Learner updates the run has done."),
 			updates:      f.gauge("rspo_learner_updates_planned", "Learner updates the run is configured to do."),
 			version:      f.gauge("rspo_learner_policy_version", "Latest policy version the learner published."),
 			trainSuccess: f.gauge("rspo_learner_train_success_rate", "Success rate of the latest update's on-policy batch."),
 			evalSuccess:  f.gauge("rspo_learner_eval_success_rate", "Success rate of the latest evaluation (first eval split)."),
-			envSteps:     f.gauge("rspo_learner_env_steps", "Training environment steps so far, actors' and explorers'."),
+			envSteps:     f.runningCount("rspo_learner_env_steps_total", "Training environment steps the run has taken, actors' and explorers'."),
 			versionLag:   f.gauge("rspo_learner_version_lag", "Policy versions the latest update's oldest on-policy rollout lagged behind the policy it trained."),
-			staleRefused: f.gauge("rspo_learner_stale_refused", "On-policy trajectories this learner process refused as older than --max-staleness allows."),
-			shortCycles:  f.gauge("rspo_learner_short_cycles", "RSPO cycles the run trained without all their exploration (explorers or buffer past the explore timeout)."),
+			staleRefused: f.runningCount("rspo_learner_stale_refused_total", "On-policy trajectories this learner process refused as older than --max-staleness allows."),
+			refused:      f.runningCount("rspo_learner_refused_trajectories_total", "On-policy trajectories and buffer records this learner process refused as implausible or not the run's own (dead-lettered)."),
+			shortCycles:  f.runningCount("rspo_learner_short_cycles_total", "RSPO cycles the run trained without all their exploration (explorers or buffer past the explore timeout)."),
 		},
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -82,6 +104,10 @@ func (f factory) counter(name, help string) prometheus.Counter {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	f.r.MustRegister(c)
 	return c
+}
+
+func (f factory) runningCount(name, help string) *runningCount {
+	return &runningCount{c: f.counter(name, help)}
 }
 
 func (f factory) gauge(name, help string) prometheus.Gauge {
@@ -130,20 +156,22 @@ func (m *Metrics) ObserveScore(d time.Duration, trajectories int) {
 
 // Learner records the learner's progress (learnersvc.Service.OnProgress
 // and OnPhase). Success rates below 0 mean none yet and are left as they
-// are.
+// are. The running counts are counters from the run's start: a resumed
+// learner's first report raises them to the counts it resumed from.
 func (m *Metrics) Learner(p learnersvc.Progress) {
 	g := m.learner
-	g.update.Set(float64(p.Update))
+	g.done.set(p.Update)
 	g.updates.Set(float64(p.Updates))
 	g.version.Set(float64(p.Version))
-	g.envSteps.Set(float64(p.EnvSteps))
+	g.envSteps.set(p.EnvSteps)
 	if p.SuccessRate >= 0 {
 		g.trainSuccess.Set(p.SuccessRate)
 	}
 	if p.Phase == learnersvc.PhaseUpdated {
 		g.versionLag.Set(float64(p.VersionLagMax))
-		g.staleRefused.Set(float64(p.StaleRefused))
-		g.shortCycles.Set(float64(p.ShortCycles))
+		g.staleRefused.set(p.StaleRefused)
+		g.refused.set(p.Refused)
+		g.shortCycles.set(p.ShortCycles)
 	}
 	if p.EvalSuccess >= 0 {
 		g.evalSuccess.Set(p.EvalSuccess)

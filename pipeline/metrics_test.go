@@ -29,8 +29,8 @@ func TestRunServesMetrics(t *testing.T) {
 		name, stage string
 		want        float64 // exact, or at least 1 when 0
 	}{
-		{"rspo_learner_update", "", float64(sum.Updates)},
-		{"rspo_learner_env_steps", "", float64(sum.EnvSteps)},
+		{"rspo_learner_updates_total", "", float64(sum.Updates)},
+		{"rspo_learner_env_steps_total", "", float64(sum.EnvSteps)},
 		{"rspo_learner_policy_version", "", 0},
 		{"rspo_stage_messages_handled_total", StageActor, 0},
 		{"rspo_stage_messages_handled_total", StageExplorer, 0},

@@ -73,6 +73,10 @@ type Options struct {
 	OffTarget    string `setting:"off-target" default:"all" enum:"all|failing" group:"rspo" stages:"run,learner" help:"which on-policy groups buffer records join: all (every task of the update, the paper's) or failing (only tasks whose on-policy rollouts all failed, α scaled by their share: RSPO's signal where the base algorithm has none, the base algorithm's update where it has one)"`
 	KeepVersions int    `setting:"keep-versions" alias:"keep_versions" derived:"k+3" count:"true" group:"rspo" stages:"run,learner" help:"policy snapshots kept in the object store; version 0 always stays"`
 
+	// ExploreTarget is which of a cycle's tasks the explorer explores
+	// (learnersvc.ExploreTarget).
+	ExploreTarget string `setting:"explore-target" default:"all" enum:"all|failing" group:"explorer" stages:"run,learner" help:"which of a cycle's tasks the explorer explores: all (the paper's) or failing (the task types that failed an on-policy group in the previous cycle, each task collected more so the cycle's explorer budget stays the same)"`
+
 	// Explore are the explorer's settings, declared with the cycle plan
 	// that carries them (schemas.ExploreSettings).
 	Explore schemas.ExploreSettings `setting:",inline"`
@@ -264,6 +268,7 @@ func (o Options) Config() (Config, error) {
 		EvalShards:   o.EvalShards,
 		KeepVersions: o.KeepVersions, PRMTrain: prm.TrainConfig{Target: prm.Target(o.PRMTarget), Featurizer: feat},
 		TrainerMode: learnersvc.TrainerMode(o.Trainer), MaxStaleness: o.MaxStaleness, OffTarget: learnersvc.OffTarget(o.OffTarget),
+		ExploreTarget: learnersvc.ExploreTarget(o.ExploreTarget),
 		Trainer: learner.Config{Algo: learner.Algo(o.Algo), Alpha: o.Alpha, LR: o.LR, Epochs: o.Epochs,
 			Beta: o.Beta, EpsOn: o.EpsOn, EpsOff: o.EpsOff, OffRatio: learner.OffRatio(o.OffRatio),
 			OffCredit: learner.OffCredit(o.OffCredit), Seed: o.Seed},

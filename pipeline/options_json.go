@@ -124,6 +124,13 @@ func upgradeSettings(m map[string]json.RawMessage) map[string]json.RawMessage {
 		m = maps.Clone(m)
 		m["off-credit"] = json.RawMessage(`"` + string(learner.OffCreditEpisode) + `"`)
 	}
+	for key, was := range addedKeys {
+		if _, ok := m[key]; !ok && len(m) > 0 {
+			// recorded before the setting existed: those runs had its first value
+			m = maps.Clone(m)
+			m[key] = json.RawMessage(was)
+		}
+	}
 	legacy := false
 	for k := range m {
 		if legacy = isLegacyKey(k); legacy {
@@ -139,6 +146,13 @@ func upgradeSettings(m map[string]json.RawMessage) map[string]json.RawMessage {
 		return m
 	}
 	return o.withZeroDefaults().Settings()
+}
+
+// addedKeys are settings added after runs were recorded, with the value
+// (as JSON) that every run before them had: what their default still is.
+var addedKeys = map[string]string{
+	"off-target":     `"all"`,
+	"explore-target": `"all"`,
 }
 
 // legacyRefreshEpochs is the prm-refresh-epochs of settings recorded

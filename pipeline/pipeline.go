@@ -95,10 +95,16 @@ type Config struct {
 	// not finished (Options.SourceRuns). OnSource, if set, is told as
 	// each source run starts, and OnSourcePRM as the PRM's training on
 	// their trajectories starts (not when a stored one is reused).
+	// OnSource is told where the source run's own work starts: after its
+	// own source runs and the PRM it trains on them (OnStarting).
 	Sources     []string
 	SourceRuns  []Config
 	OnSource    func(run string, i, n int)
 	OnSourcePRM func(trajectories int)
+	// OnStarting, if set, is told once Run has all it needs to start the
+	// stages (its source runs trained, its PRM ready), just before it
+	// starts them.
+	OnStarting func()
 	// OnStaleSource, if set, is told of each built-in source run that an
 	// earlier process recorded with code other than Revision (recordedBy
 	// lists the revisions that ran it; empty when none was recorded): it
@@ -142,6 +148,10 @@ type Config struct {
 	InitPolicy string
 	// initPolicy is what InitPolicy resolved to, for the summary.
 	initPolicy *InitPolicy
+
+	// lease is the run's learner lease Run took before starting the
+	// stages; its learner trains under it.
+	lease *learnersvc.Lease
 }
 
 // PRMConfig configures the PRM scoring stage (rspo.<run>.prm.score).
@@ -202,6 +212,11 @@ type Summary struct {
 	// theirs (Config.Revision) and trained (a Run of a finished run
 	// adds none), each once.
 	Revisions []string `json:"revisions,omitempty"`
+	// Base, when the run trained with RSPO (or on dense rewards) and the
+	// store holds a finished run of its base algorithm alone with the same
+	// settings and updates, is that run's result, which report.html sets
+	// beside this one's.
+	Base *BaseRun `json:"base,omitempty"`
 	// ReportDir is where the report files were written.
 	ReportDir string `json:"report_dir"`
 	// Config is the run's effective configuration, every default filled in
@@ -276,6 +291,18 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := prepare(ctx, bus, cfg, true); err != nil {
 		return Summary{}, err
 	}
+	// One run, one learner: a run another process trains is refused here,
+	// before this one starts any stage that would join it.
+	lease, err := learnersvc.AcquireLease(ctx, js, cfg.run(), learnersvc.LeaseOptions{TTL: cfg.Learner.LeaseTTL, Logger: cfg.Logger})
+	if err != nil {
+		return Summary{}, err
+	}
+	defer func() {
+		if err := lease.Release(context.WithoutCancel(ctx)); err != nil {
+			cfg.Logger.Warn("pipeline: learner lease not released: the run's next learner waits for it to lapse", "err", err)
+		}
+	}()
+	cfg.lease = lease
 	if err := cfg.prepareSourcePRM(ctx, js); err != nil {
 		return Summary{}, err
 	}
@@ -286,6 +313,19 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	all, err := cfg.Stages(bus)
 	if err != nil {
 		return Summary{}, err
+	}
+	live, err := cfg.startReport(ctx, js)
+	if err != nil {
+		return Summary{}, err
+	}
+	finished := false
+	defer func() {
+		if live != nil && !finished {
+			live.stop()
+		}
+	}()
+	if cfg.OnStarting != nil {
+		cfg.OnStarting()
 	}
 	if err := runStages(ctx, all); err != nil {
 		return Summary{}, err
@@ -303,7 +343,44 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	return writeReport(context.WithoutCancel(ctx), js, cfg, cp, cost)
+	finished = true
+	return writeReport(context.WithoutCancel(ctx), js, cfg, cp, cost, cfg.liveTables(ctx, live))
+}
+
+// startReport writes config.yaml into the report directory and starts
+// its live tables, before the first update. Tables that cannot be opened
+// (a metrics.jsonl that is not one) are logged and left: the report is
+// then written afresh from the streams when the run ends.
+func (c Config) startReport(ctx context.Context, js jetstream.JetStream) (*liveReport, error) {
+	if err := writeConfigFile(c.Options, filepath.Join(c.reportDir(), ConfigFile)); err != nil {
+		return nil, err
+	}
+	live, err := startLiveReport(ctx, js, c.run(), c.reportDir())
+	if err != nil {
+		c.Logger.Warn("pipeline: the report's tables are not kept live; they are written from the streams when the run ends", "run", c.run(), "err", err)
+		return nil, nil
+	}
+	return live, nil
+}
+
+// liveTables stops following the metrics once every message is in the
+// tables, and returns them; nil (logged) when they fell behind for good,
+// so that the report is written afresh from the streams.
+func (c Config) liveTables(ctx context.Context, live *liveReport) *report.Live {
+	if live == nil {
+		return nil
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), catchUpTimeout)
+	defer cancel()
+	w, undecodable, err := live.finish(fctx)
+	if err != nil {
+		c.Logger.Warn("pipeline: the report's live tables stopped; writing them afresh from the streams", "run", c.run(), "err", err)
+		return nil
+	}
+	if undecodable > 0 {
+		c.Logger.Warn("report: metrics messages left out: they do not decode", "run", c.run(), "messages", undecodable)
+	}
+	return w
 }
 
 // recordCost adds this Run's time since start and peak memory to the
@@ -438,9 +515,10 @@ func drain(nc *nats.Conn) {
 	nc.Close()
 }
 
-// writeReport replays the run's metrics and writes the report directory;
-// the summary's wall time and peak memory are the run's cost so far.
-func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp learnersvc.Checkpoint, cost runCost) (Summary, error) {
+// writeReport finishes the report directory: from the live tables when
+// the run kept them, else from the run's metrics replayed; the summary's
+// wall time and peak memory are the run's cost so far.
+func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp learnersvc.Checkpoint, cost runCost, live *report.Live) (Summary, error) {
 	lc := cfg.Learner.WithDefaults()
 	sum := Summary{Run: lc.Run, Env: lc.Env, Algo: string(lc.Trainer.Algo), RSPO: lc.RSPO, Dense: lc.DenseOnly,
 		Updates: cp.Update, Seed: lc.Seed, EnvStepsActor: cp.EnvStepsActor, EnvStepsExplorer: cp.EnvStepsExplorer, ShortCycles: cp.ShortCycles,
@@ -467,22 +545,6 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	if sum.EnvStepsSource, err = startSteps(ctx, js, sources, sum.InitPolicy); err != nil {
 		return sum, err
 	}
-	var events []schemas.MetricsEvent
-	undecodable := 0
-	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: streams.KindMetrics}, func(m streams.Message) error {
-		if m.Metrics != nil {
-			events = append(events, *m.Metrics)
-		} else {
-			undecodable++
-		}
-		return nil
-	})
-	if undecodable > 0 {
-		cfg.Logger.Warn("report: metrics messages left out: they do not decode", "run", lc.Run, "messages", undecodable)
-	}
-	if err != nil {
-		return sum, err
-	}
 	err = streams.Replay(ctx, js, streams.ReplayOptions{Run: lc.Run, Subject: streams.CtrlKind(schemas.EventRunFinished)}, func(m streams.Message) error {
 		if m.Event != nil {
 			sum.Final = m.Event.Metrics
@@ -492,13 +554,45 @@ func writeReport(ctx context.Context, js jetstream.JetStream, cfg Config, cp lea
 	if err != nil {
 		return sum, err
 	}
-	if _, err = report.Write(sum.ReportDir, events, sum); err != nil {
+	if sum.Base, err = findBaseRun(ctx, js, lc.Run, cp.Update); err != nil {
+		return sum, err
+	}
+	page := report.Page{Headline: headline(sum), Summary: sum}
+	if live != nil {
+		_, err = live.Finish(page)
+	} else {
+		err = rewriteReport(ctx, js, cfg, page)
+	}
+	if err != nil {
 		return sum, err
 	}
 	if err := writeConfigFile(cfg.Options, filepath.Join(sum.ReportDir, ConfigFile)); err != nil {
 		return sum, err
 	}
 	return sum, exportPolicy(ctx, js, lc.Run, cp.Version, filepath.Join(sum.ReportDir, PolicyFile))
+}
+
+// rewriteReport writes the report directory afresh from the run's
+// metrics replayed.
+func rewriteReport(ctx context.Context, js jetstream.JetStream, cfg Config, page report.Page) error {
+	var events []schemas.MetricsEvent
+	undecodable := 0
+	err := streams.Replay(ctx, js, streams.ReplayOptions{Run: cfg.run(), Subject: streams.KindMetrics}, func(m streams.Message) error {
+		if m.Metrics != nil {
+			events = append(events, *m.Metrics)
+		} else {
+			undecodable++
+		}
+		return nil
+	})
+	if undecodable > 0 {
+		cfg.Logger.Warn("report: metrics messages left out: they do not decode", "run", cfg.run(), "messages", undecodable)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = report.WritePage(cfg.reportDir(), events, page)
+	return err
 }
 
 // ConfigFile is the name of the run's effective options in the report
@@ -514,6 +608,9 @@ func writeConfigFile(o *Options, path string) error {
 	var b bytes.Buffer
 	if err := o.Effective().EncodeYAML(&b); err != nil {
 		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("pipeline: %w", err)

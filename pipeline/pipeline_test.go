@@ -230,3 +230,24 @@ func TestPRMWarmupWithoutSuccessesWarns(t *testing.T) {
 		}
 	}
 }
+
+// A run that targets its exploration and its buffer records at failing
+// groups, interrupted and resumed, ends with the uninterrupted run's
+// policy: the counts the next cycle's plan comes from are checkpointed.
+func TestInterruptedTargetedRunResumesToTheSamePolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	target := func(cfg Config) Config {
+		cfg.Learner.Trainer.Alpha = 0.25
+		cfg.Learner.ExploreTarget, cfg.Learner.OffTarget = learnersvc.ExploreTargetFailing, learnersvc.OffTargetFailing
+		cfg.Learner.Updates = 6
+		return cfg
+	}
+	whole := target(smallRun(t, t.TempDir(), true))
+	sumWhole, err := Run(context.Background(), whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, sumWhole, runInterrupted(t, target(smallRun(t, t.TempDir(), true)), 3), "resumed targeted run's")
+}

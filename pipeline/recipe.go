@@ -177,11 +177,15 @@ func runSources(ctx context.Context, cfg Config) error {
 	for i, sc := range cfg.SourceRuns {
 		sc.NATSURL, sc.Connect, sc.Logger, sc.SyncAlways, sc.Streams = cfg.NATSURL, cfg.Connect, cfg.Logger, cfg.SyncAlways, cfg.Streams
 		sc.OnSourcePRM, sc.OnPRMEpoch, sc.Progress, sc.Revision = cfg.OnSourcePRM, cfg.OnPRMEpoch, cfg.SourceProgress, cfg.Revision
-		if cfg.OnSource != nil {
-			cfg.OnSource(sc.run(), i+1, len(cfg.SourceRuns))
-		}
-		if revs, ok := stale[sc.run()]; ok && cfg.OnStaleSource != nil {
-			cfg.OnStaleSource(sc.run(), revs)
+		// Announced where its own work starts: a curriculum's later stage
+		// first trains its PRM on the runs before it.
+		sc.OnStarting = func() {
+			if cfg.OnSource != nil {
+				cfg.OnSource(sc.run(), i+1, len(cfg.SourceRuns))
+			}
+			if revs, ok := stale[sc.run()]; ok && cfg.OnStaleSource != nil {
+				cfg.OnStaleSource(sc.run(), revs)
+			}
 		}
 		if _, err := Run(ctx, sc); err != nil {
 			return fmt.Errorf("pipeline: PRM source run %s: %w", sc.run(), err)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,7 +66,9 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	}
 	first := target("tilted1")
 	var trainings []int // PRM trainings announced, on how many trajectories
-	first.OnSourcePRM = func(n int) { trainings = append(trainings, n) }
+	var order []string  // source runs and PRM trainings, as announced
+	first.OnSourcePRM = func(n int) { trainings, order = append(trainings, n), append(order, "prm") }
+	first.OnSource = func(run string, i, n int) { order = append(order, fmt.Sprintf("source %d/%d", i, n)) }
 	stale := map[string][]string{} // source runs reused from other code, by whom
 	first.OnStaleSource = func(run string, by []string) { stale[run] = by }
 	first.Revision = "rev-a"
@@ -85,6 +88,10 @@ func TestTiltedRecipeTrainsItsPRMOnSourceRuns(t *testing.T) {
 	// stage's rollouts and explorer trajectories; each says how it goes.
 	if len(trainings) != 2 || trainings[0] != 2*2*4*4 || trainings[1] <= trainings[0] {
 		t.Fatalf("PRM trainings announced on %v trajectories, want the second stage's on 64 and the target's on more", trainings)
+	}
+	// The second stage is announced where it starts: after its PRM.
+	if want := []string{"source 1/3", "source 2/3", "prm", "source 3/3", "prm"}; !slices.Equal(order, want) {
+		t.Errorf("announced %v, want %v", order, want)
 	}
 	announced := trainings[1]
 	if epochs < 2 || sourceUpdates != 3*2 {

@@ -41,7 +41,7 @@ func Report(ctx context.Context, js jetstream.JetStream, run, dataDir string) (S
 	if err != nil {
 		return Summary{}, err
 	}
-	return writeReport(ctx, js, cfg.withDefaults(), cp, cost)
+	return writeReport(ctx, js, cfg.withDefaults(), cp, cost, nil)
 }
 
 // recordedOptions reads the options a run recorded when it started.

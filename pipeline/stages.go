@@ -256,6 +256,9 @@ func learnerStage(c Config, b Bus) (Stage, error) {
 	if err != nil {
 		return Stage{}, err
 	}
+	if c.lease != nil {
+		svc.UseLease(c.lease)
+	}
 	svc.OnProgress(withMetrics(c.Progress, c.Metrics))
 	svc.OnPhase(withMetrics(c.Phase, c.Metrics))
 	if c.Metrics != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -148,9 +147,15 @@ func TestMaxStalenessOneIsDeterministic(t *testing.T) {
 
 // forgedStale is a trajectory with the id of update 3's first rollout
 // (u = 2: π_θ version 2 trains on rollouts of version 1 with
-// max-staleness 1) played by version 0: 2 versions behind.
-func forgedStale(t *testing.T, cfg Config) *schemas.Trajectory {
+// max-staleness 1) played by version 0: 2 versions behind. The id carries
+// the request's nonce, which the forger read off the run's nonce key (an
+// attacker would read it off the request, which reaches every actor).
+func forgedStale(t *testing.T, js jetstream.JetStream, cfg Config) *schemas.Trajectory {
 	t.Helper()
+	key, ok, err := learnersvc.LoadNonceKey(context.Background(), js, cfg.Learner.Run)
+	if err != nil || !ok {
+		t.Fatalf("nonce key: %v (found %v)", err, ok)
+	}
 	lc := cfg.Learner.WithDefaults()
 	env, err := envs.New(lc.Env, lc.EnvOptions)
 	if err != nil {
@@ -162,7 +167,7 @@ func forgedStale(t *testing.T, cfg Config) *schemas.Trajectory {
 	}
 	req := schemas.RolloutRequest{ID: "u2-v1-0", Run: lc.Run, Update: 2, PolicyVersion: 1, Source: schemas.SourceOnPolicy,
 		Env: lc.Env, EnvOptions: lc.EnvOptions, GroupSize: lc.GroupSize, Seed: rollout.EpisodeSeed(lc.Seed, "u2"),
-		Tasks: rollout.TaskRefs(tasks[:lc.ChunkTasks])}
+		Tasks: rollout.TaskRefs(tasks[:lc.ChunkTasks]), Nonce: key.Rollout("u2-v1-0", 0)}
 	return &schemas.Trajectory{ID: rollout.RequestTrajectoryID(req, 0, 0), Run: lc.Run, Source: schemas.SourceOnPolicy,
 		PolicyVersion: 0, Env: lc.Env, TaskID: tasks[0].ID, GroupID: rollout.RequestGroupID(req, req.Tasks[0]),
 		Steps:         []schemas.Step{{Observation: "forged", Action: "look", Admissible: []string{"look"}, NumAdmissible: 1, Reward: 1}},
@@ -186,22 +191,23 @@ func TestStaleTrajectoryIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.NATSURL, cfg.Logger, cfg.Learner.RolloutTimeout = s.ClientURL(), smallRun(t, "", false).Logger, time.Minute
-	stale, run := forgedStale(t, cfg), cfg.Learner.Run
-	// Under a message id of its own: under the trajectory's id JetStream
-	// would drop the actor's genuine one as a duplicate for the dedupe
-	// window, and the update would fail once RolloutTimeout passed.
-	b, err := schemas.EncodeTrajectory(stale)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := streams.TrajectoryHeaders(stale)
-	h.Set(streams.HeaderMsgID, "forged/"+stale.ID)
+	run := cfg.Learner.Run
 	// Published after update 1, before update 3's rollouts are asked for
 	// (at update 2's start): the learner reads it before the genuine ones.
+	// Under a message id of its own, so the actor's genuine trajectory is
+	// stored too (TestRefusedTrajectoryUnderTheGenuineIDIsAskedForAgain
+	// publishes under the genuine id).
 	var forgeErr error
 	cfg.Progress = func(p learnersvc.Progress) {
 		if p.Update == 1 {
-			_, forgeErr = streams.Publish(context.Background(), js, streams.Subjects(run).Traj(schemas.SourceOnPolicy), b, h)
+			stale := forgedStale(t, js, cfg)
+			h := streams.TrajectoryHeaders(stale)
+			h.Set(streams.HeaderMsgID, "forged/"+stale.ID)
+			b, err := schemas.EncodeTrajectory(stale)
+			if err == nil {
+				_, err = streams.Publish(context.Background(), js, streams.Subjects(run).Traj(schemas.SourceOnPolicy), b, h)
+			}
+			forgeErr = err
 		}
 	}
 	sum, err := Run(context.Background(), cfg)
@@ -281,38 +287,64 @@ func TestPipelinedRunResumesToTheSamePolicy(t *testing.T) {
 	}
 }
 
-// Under the genuine trajectory's message id, a stale forgery makes
-// JetStream drop the actor's own as a duplicate: the update cannot get a
-// trajectory within the bound and fails once RolloutTimeout passes,
-// saying how many it refused and why, instead of training on it.
-func TestStaleTrajectoryUnderTheGenuineIDFailsTheUpdate(t *testing.T) {
+// Under the genuine trajectory's message id a forgery makes JetStream drop
+// the actor's own as a duplicate. Such an update used to fail once
+// RolloutTimeout passed (a stale copy) or train on the forgery (any
+// other). The learner refuses and dead-letters the forgery — stale, or
+// implausible (rewards of 1e308) — and asks for the request again under a
+// fresh nonce; the actor plays the same episodes under new ids, and the
+// run trains the policy of a run without the forgery.
+func TestRefusedTrajectoryUnderTheGenuineIDIsAskedForAgain(t *testing.T) {
 	if testing.Short() {
-		t.Skip("end-to-end run")
+		t.Skip("end-to-end runs")
 	}
-	s := streamstest.RunServer(t)
-	_, js := streamstest.Connect(t, s)
-	cfg, err := stalenessOptions(t, t.TempDir(), `{"max-staleness": 1}`).Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.NATSURL, cfg.Logger, cfg.Learner.RolloutTimeout = s.ClientURL(), smallRun(t, "", false).Logger, 3*time.Second
-	stale := forgedStale(t, cfg)
-	var forgeErr error
-	var updates int64
-	cfg.Progress = func(p learnersvc.Progress) {
-		updates = p.Update
-		if p.Update == 1 {
-			_, forgeErr = streams.PublishTrajectory(context.Background(), js, stale)
-		}
-	}
-	_, err = Run(context.Background(), cfg)
-	if forgeErr != nil {
-		t.Fatal(forgeErr)
-	}
-	if err == nil || !strings.Contains(err.Error(), "1 refused as more than 1 policy versions behind") {
-		t.Fatalf("run: got %v, want update 3 failed naming the refused trajectory", err)
-	}
-	if updates != 2 {
-		t.Errorf("updates made: %d, want 2 (update 3 never trained)", updates)
+	clean, _ := runOptions(t, stalenessOptions(t, t.TempDir(), `{"max-staleness": 1}`))
+	for _, tt := range []struct {
+		name, metric string
+		forge        func(*schemas.Trajectory)
+	}{
+		{"stale", "stale_refused", func(*schemas.Trajectory) {}},
+		{"huge rewards", "refused_trajectories", func(tr *schemas.Trajectory) {
+			tr.PolicyVersion = 1 // the version asked of: only the rewards are wrong
+			tr.Steps = append(tr.Steps, tr.Steps[0], tr.Steps[0])
+			for i := range tr.Steps {
+				tr.Steps[i].Reward = 1e308
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := streamstest.RunServer(t)
+			_, js := streamstest.Connect(t, s)
+			cfg, err := stalenessOptions(t, t.TempDir(), `{"max-staleness": 1}`).Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.NATSURL, cfg.Logger, cfg.Learner.RolloutTimeout = s.ClientURL(), smallRun(t, "", false).Logger, time.Minute
+			var forgeErr error
+			cfg.Progress = func(p learnersvc.Progress) {
+				if p.Update == 1 {
+					forged := forgedStale(t, js, cfg)
+					tt.forge(forged)
+					_, forgeErr = streams.PublishTrajectory(context.Background(), js, forged)
+				}
+			}
+			sum, err := Run(context.Background(), cfg)
+			if forgeErr != nil {
+				t.Fatal(forgeErr)
+			}
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if a, b := policyHash(t, clean), policyHash(t, sum); a != b {
+				t.Errorf("final policy with the forgery %s, without %s", b, a)
+			}
+			vals := updateValues(t, js, cfg.Learner.Run)
+			if got := vals[len(vals)-1][tt.metric]; got != 1 {
+				t.Errorf("%s %v, want 1", tt.metric, got)
+			}
+			if dl := deadLetters(t, js, cfg.Learner.Run, "learner"); len(dl) != 1 {
+				t.Errorf("learner dead letters %q, want the forgery's", dl)
+			}
+		})
 	}
 }

@@ -36,7 +36,12 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // MarshalBinary encodes the policy as a versioned, checksummed snapshot.
+// A policy with a parameter that is not a finite float32 is refused
+// (CheckFinite): its snapshot could not be loaded.
 func (p *Policy) MarshalBinary() ([]byte, error) {
+	if err := p.CheckFinite(); err != nil {
+		return nil, err
+	}
 	l := &p.lay
 	rows := slices.Clone(p.touched.list)
 	slices.Sort(rows)

@@ -373,7 +373,7 @@ func (c *cycleRun) exploreTilted(ctx context.Context, pB *policy.Policy) (Explor
 // and labels each step with the PRM's dense reward (the label the swapper
 // will replace). An episode's seed and id depend on its task's index in
 // the plan, not on the range, so a shard's episodes are those the whole
-// cycle would play.
+// cycle would play; the id also carries the plan's nonce, the seed not.
 func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, n, lo, hi int) ([]*schemas.Trajectory, error) {
 	eps := make([]rollout.Episode, 0, (hi-lo)*n)
 	for i := lo; i < hi; i++ {
@@ -382,7 +382,7 @@ func (c *cycleRun) rollouts(ctx context.Context, pB *policy.Policy, tag string, 
 			seq := uint64(i*n + j)
 			eps = append(eps, rollout.Episode{Task: rollout.TaskOf(ref), Opts: policy.RolloutOptions{
 				Seed:   rollout.EpisodeSeed(c.plan.Seed, tag, i, j),
-				ID:     schemas.TrajectoryID(c.x.cfg.Run, schemas.SourceExplore, tag, seq),
+				ID:     c.plan.TrajectoryID(c.x.cfg.Run, tag, seq),
 				Source: schemas.SourceExplore, Run: c.x.cfg.Run, Producer: c.x.cfg.Name,
 				GroupID: tag + "/" + ref.ID, Cycle: c.cycle, Seq: seq,
 				Tilt: c.tilt, TiltStrength: c.plan.Tilt,
@@ -464,7 +464,8 @@ func (c *cycleRun) report(ctx context.Context, trajs []*schemas.Trajectory, stat
 	values["success_rate"] = success / float64(max(1, len(trajs)))
 	values["dense_return"] = dense / float64(max(1, len(trajs)))
 	m := schemas.MetricsEvent{Run: c.x.cfg.Run, Component: "explorer", Time: time.Now().UTC(),
-		Kind: "explore", Cycle: c.cycle, Update: c.update, Values: values}
+		Kind: "explore", Cycle: c.cycle, Update: c.update, Values: values,
+		ID: fmt.Sprintf("explore/c%d/s%d/x%d", c.cycle, c.shard, u)}
 	if _, err := streams.PublishMetrics(ctx, c.x.js, m); err != nil {
 		c.x.cfg.Logger.Warn("explorer metrics not published", "err", err)
 	}

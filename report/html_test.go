@@ -20,6 +20,10 @@ type page struct {
 	captions  []string
 	cells     []string // th and td text, in document order
 	headings  []string // h2 text
+	folded    string   // the text of the details' summary element
+	// order lists the page's parts as they come: "result" (the headline's
+	// table), "figure", "details" (the folded summary).
+	order []string
 }
 
 // parsePage parses report.html as well-formed markup (every element
@@ -46,6 +50,7 @@ func parsePage(t *testing.T, b []byte) page {
 			}
 			stack = append(stack, e.Name.Local)
 			text.Reset()
+			p.mark(e)
 			for _, a := range e.Attr {
 				if a.Name.Local == "src" || a.Name.Local == "href" {
 					p.refs = append(p.refs, a.Value)
@@ -68,8 +73,24 @@ func parsePage(t *testing.T, b []byte) page {
 	return p
 }
 
+// mark notes where a part of the page starts.
+func (p *page) mark(e xml.StartElement) {
+	switch e.Name.Local {
+	case "figure", "details":
+		p.order = append(p.order, e.Name.Local)
+	case "table":
+		for _, a := range e.Attr {
+			if a.Name.Local == "class" && a.Value == "result" {
+				p.order = append(p.order, "result")
+			}
+		}
+	}
+}
+
 func (p *page) collect(element, text string) {
 	switch element {
+	case "summary":
+		p.folded = text
 	case "title":
 		p.title = text
 	case "h1":
@@ -161,8 +182,8 @@ func TestHTMLHasTitleSummaryAndCaptions(t *testing.T) {
 	if p.title != "Training report: household-grpo-s1" || p.h1 != p.title {
 		t.Errorf("title %q, h1 %q", p.title, p.h1)
 	}
-	if !slices.Equal(p.headings, []string{"Summary", "Plots"}) {
-		t.Errorf("sections: %v", p.headings)
+	if !slices.Equal(p.headings, []string{"Plots"}) || p.folded != "Every figure (summary.json)" {
+		t.Errorf("sections: %v, folded %q", p.headings, p.folded)
 	}
 	want := []string{"run", "household-grpo-s1", "updates", "6", "final",
 		"eval_in_distribution_success_rate", "0.3", "note", "a < b & c", "seeds"}
@@ -206,5 +227,41 @@ func TestJSONRendersAsNestedTables(t *testing.T) {
 				t.Errorf("got %s, want %s", b.String(), tt.want)
 			}
 		})
+	}
+}
+
+// The page opens on the result: the headline's table comes before every
+// plot, and the raw summary after them, folded.
+func TestHTMLLeadsWithTheResult(t *testing.T) {
+	dir := t.TempDir()
+	h := &Headline{Lead: "RSPO with GRPO on household, 30 updates, seed 1.",
+		Columns: []string{"success in distribution", "environment steps", "wall time", "peak memory"},
+		Rows: []HeadlineRow{
+			{Name: "this run", Cells: []string{FormatFraction(0.7234), FormatSteps(1_234_567), FormatDuration(228), FormatBytes(1 << 30)}},
+			{Name: "GRPO alone", Cells: []string{FormatFraction(0.61), "", FormatDuration(200.4), FormatBytes(900 << 20)}},
+		}}
+	sum := testSummary{Run: "household-grpo-s1", Updates: 30, Final: map[string]float64{"eval_in_distribution_success_rate": 0.7234}}
+	if _, err := WritePage(dir, shortRunEvents(), Page{Headline: h, Summary: sum}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parsePage(t, b)
+	if len(p.order) < 3 || p.order[0] != "result" || p.order[len(p.order)-1] != "details" ||
+		slices.Contains(p.order[1:len(p.order)-1], "result") || slices.Contains(p.order[:len(p.order)-1], "details") {
+		t.Errorf("page parts in order %v, want the result, the figures, then the folded summary", p.order)
+	}
+	if !slices.Equal(p.headings, []string{"Result", "Plots"}) {
+		t.Errorf("sections %v", p.headings)
+	}
+	want := []string{"success in distribution", "environment steps", "wall time", "peak memory",
+		"this run", "0.72", "1.23 M steps", "3 min 48 s", "1.0 GiB", "GRPO alone", "0.61", "–", "3 min 20 s", "900 MiB"}
+	if got := p.cells[:len(want)]; !slices.Equal(got, want) {
+		t.Errorf("result cells\n got %q\nwant %q", got, want)
+	}
+	if !strings.Contains(string(b), `<p class="lead">RSPO with GRPO on household, 30 updates, seed 1.</p>`) {
+		t.Error("the lead sentence is missing")
 	}
 }

@@ -55,24 +55,111 @@ func tag(m schemas.MetricsEvent, name string) string {
 	return strings.Join(append(parts, name), "/")
 }
 
-// writeEvents replaces the event files of earlier reports in dir by one
-// holding events, created at now, and returns its path.
-func writeEvents(dir string, events []schemas.MetricsEvent, now time.Time) (string, error) {
-	if err := removeEventFiles(dir); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, eventFileName(now))
-	b := appendRecord(nil, fileVersionEvent(now))
-	for _, m := range byStep(events) {
-		if data := scalarEvent(m); data != nil {
-			b = appendRecord(b, data)
+// eventFile is the directory's TensorBoard event file, open for
+// appending: one record per event with a finite value, in the order added.
+type eventFile struct {
+	path string
+	f    *os.File
+}
+
+// openEventFile opens dir's event file in step with events, the ones the
+// journal holds: the one file a Live wrote goes on, cut back to those
+// events (a kill may have left a record more, or half of one) or given
+// those it lacks; otherwise the directory's event files (none, several, or
+// one without a valid first record) are replaced by a new file holding
+// events.
+func openEventFile(dir string, events []schemas.MetricsEvent) (*eventFile, error) {
+	var data [][]byte
+	for _, m := range events {
+		if d := scalarEvent(m); d != nil {
+			data = append(data, d)
 		}
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return "", fmt.Errorf("report: %w", err)
+	paths, err := filepath.Glob(filepath.Join(dir, eventFilePrefix+"*"+eventFileSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
-	return path, nil
+	if len(paths) == 1 {
+		if ef, err := resumeEventFile(paths[0], data); err != nil || ef != nil {
+			return ef, err
+		}
+	}
+	if err := removeEventFiles(dir); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	ef := &eventFile{path: filepath.Join(dir, eventFileName(now))}
+	if ef.f, err = os.OpenFile(ef.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return ef, ef.write(append([][]byte{fileVersionEvent(now)}, data...)...)
 }
+
+// resumeEventFile opens path, whose records after the first (the file
+// version) are data's first ones, and cuts it to len(data) records or adds
+// those it lacks. It returns nil when the file has no valid first record.
+func resumeEventFile(path string, data [][]byte) (*eventFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	ends := recordEnds(b)
+	if len(ends) == 0 {
+		return nil, nil
+	}
+	keep := min(len(ends)-1, len(data))
+	ef := &eventFile{path: path}
+	if ef.f, err = os.OpenFile(path, os.O_RDWR, 0); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := truncateTo(ef.f, int64(ends[keep])); err != nil {
+		ef.close()
+		return nil, err
+	}
+	return ef, ef.write(data[keep:]...)
+}
+
+// recordEnds returns the offset after each whole record of b whose length
+// and data checksums hold, up to the first that is cut short or fails.
+func recordEnds(b []byte) []int {
+	var ends []int
+	off := 0
+	for len(b)-off >= 12 {
+		n, rest := binary.LittleEndian.Uint64(b[off:off+8]), uint64(len(b)-off-12) // rest: after the length's CRC
+		if binary.LittleEndian.Uint32(b[off+8:off+12]) != maskedCRC(b[off:off+8]) || rest < 4 || n > rest-4 {
+			break
+		}
+		data := b[off+12 : off+12+int(n)]
+		if binary.LittleEndian.Uint32(b[off+12+int(n):]) != maskedCRC(data) {
+			break
+		}
+		off += 16 + int(n)
+		ends = append(ends, off)
+	}
+	return ends
+}
+
+// add appends m's scalars, if it has any finite value.
+func (ef *eventFile) add(m schemas.MetricsEvent) error {
+	if data := scalarEvent(m); data != nil {
+		return ef.write(data)
+	}
+	return nil
+}
+
+// write appends the records in one write.
+func (ef *eventFile) write(records ...[]byte) error {
+	var b []byte
+	for _, r := range records {
+		b = appendRecord(b, r)
+	}
+	if _, err := ef.f.Write(b); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func (ef *eventFile) close() error { return ef.f.Close() }
 
 func eventFileName(now time.Time) string {
 	host, err := os.Hostname()
@@ -94,14 +181,6 @@ func removeEventFiles(dir string) error {
 		}
 	}
 	return nil
-}
-
-// byStep orders events by Update, keeping arrival order among equal ones:
-// TensorBoard drops a tag's points at or after a step that comes again.
-func byStep(events []schemas.MetricsEvent) []schemas.MetricsEvent {
-	out := append([]schemas.MetricsEvent(nil), events...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Update < out[j].Update })
-	return out
 }
 
 // appendRecord frames data as one TFRecord: length, masked CRC of the

@@ -10,9 +10,10 @@ import (
 
 // RequestTrajectoryID is the id of the j-th episode of the i-th task of a
 // rollout request. The learner computes the same ids to know which
-// trajectories answer its request.
+// trajectories answer its request. The request's nonce is part of the id
+// (schemas.WithNonce), not of the episode's seed (RequestEpisodes).
 func RequestTrajectoryID(req schemas.RolloutRequest, taskIndex, episode int) string {
-	return schemas.TrajectoryID(req.Run, req.Source, req.ID, RequestSeq(req, taskIndex, episode))
+	return schemas.WithNonce(schemas.TrajectoryID(req.Run, req.Source, req.ID, RequestSeq(req, taskIndex, episode)), req.Nonce)
 }
 
 // RequestSeq numbers the episodes of a request: task-major.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // ExplorerMode selects how the explorer obtains π_B — the paper's
@@ -56,6 +57,13 @@ type CyclePlan struct {
 	// (a learner.Config as JSON), whose reward source the explorer forces
 	// to the dense reward. Empty means the trainer's defaults.
 	Trainer json.RawMessage `json:"trainer,omitempty"`
+	// Nonce, when set, is the learner's unguessable token for the cycle:
+	// every explorer trajectory of the cycle carries it in its id
+	// (TrajectoryID), never in a seed, so records published under the
+	// cycle's ids before it started are not the cycle's
+	// (CheckTrajectoryID). At most MaxNonceBytes of [0-9a-z]; empty in
+	// plans written before nonces, whose ids are not checked.
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // Bounds of a cycle plan's values besides the explorer settings' own
@@ -104,6 +112,9 @@ func (p CyclePlan) Validate() error {
 		if t.ID == "" {
 			return &ValidationError{Field: fmt.Sprintf("plan.tasks[%d].id", i), Reason: "empty"}
 		}
+	}
+	if err := CheckNonce("plan.nonce", p.Nonce); err != nil {
+		return err
 	}
 	return p.ValidateExplorer()
 }
@@ -164,4 +175,36 @@ func CyclePlanOf(e Event) (CyclePlan, error) {
 		return CyclePlan{}, &ValidationError{Field: "config", Reason: fmt.Sprintf("not a cycle plan: %v", err)}
 	}
 	return p, p.Validate()
+}
+
+// TrajectoryID is the id of the seq-th explorer trajectory of the plan's
+// rollouts tagged tag (the explorer's "c<cycle>-final", …), with the
+// plan's nonce (WithNonce).
+func (p CyclePlan) TrajectoryID(run, tag string, seq uint64) string {
+	return WithNonce(TrajectoryID(run, SourceExplore, tag, seq), p.Nonce)
+}
+
+// CheckTrajectoryID reports whether t, an explorer trajectory of the
+// plan's cycle, has an id the plan gave out: its group's tag (GroupID is
+// "<tag>/<task id>") with the plan's nonce and its Seq, and a task of the
+// plan. Without the nonce nobody can name such an id before the plan is
+// published, so a record published under the cycle's predictable ids
+// ahead of it fails here. A plan without a nonce checks nothing.
+func (p CyclePlan) CheckTrajectoryID(t *Trajectory) error {
+	if p.Nonce == "" {
+		return nil
+	}
+	tag, ok := strings.CutSuffix(t.GroupID, "/"+t.TaskID)
+	if !ok || tag == "" {
+		return &ValidationError{Field: "group_id", Reason: fmt.Sprintf("%q is not <tag>/%s", t.GroupID, t.TaskID)}
+	}
+	if want := p.TrajectoryID(t.Run, tag, t.Seq); t.ID != want {
+		return &ValidationError{Field: "id", Reason: fmt.Sprintf("%q does not carry the cycle's nonce: not one of the trajectories its plan asked for", t.ID)}
+	}
+	for _, task := range p.Tasks {
+		if task.ID == t.TaskID {
+			return nil
+		}
+	}
+	return &ValidationError{Field: "task_id", Reason: fmt.Sprintf("%q is not one of the cycle's %d tasks", t.TaskID, len(p.Tasks))}
 }

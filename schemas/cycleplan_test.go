@@ -10,7 +10,8 @@ import (
 )
 
 func validPlan() CyclePlan {
-	return CyclePlan{Env: "household", EnvOptions: map[string]string{"preset": "hard"}, Tasks: []TaskRef{{ID: "household/train/1", Type: "pick", Split: "train", Seed: 1}}, Updates: 3, PRMVersion: 4, Seed: 11, Trainer: json.RawMessage(`{"lr":0.02}`), ExploreSettings: ExploreSettings{GroupSize: 8, Collect: 2, Mode: ExplorerRandomPRM, Tilt: 10, GateAUC: 0.7, Verify: true}}
+	return CyclePlan{Env: "household", EnvOptions: map[string]string{"preset": "hard"}, Tasks: []TaskRef{{ID: "household/train/1", Type: "pick", Split: "train", Seed: 1}}, Updates: 3, PRMVersion: 4, Seed: 11, Trainer: json.RawMessage(`{"lr":0.02}`), ExploreSettings: ExploreSettings{GroupSize: 8, Collect: 2, Mode: ExplorerRandomPRM, Tilt: 10, GateAUC: 0.7, Verify: true},
+		Nonce: "0123456789abcdef01234567"}
 }
 
 func TestCyclePlanOf(t *testing.T) {
@@ -67,6 +68,8 @@ func TestCyclePlanValidate(t *testing.T) {
 		{"gate above 1", func(p *CyclePlan) { p.GateAUC = 1.5 }, "plan.gate_auc"},
 		{"tilt with noise", func(p *CyclePlan) { p.Tilt, p.PRMNoise = 2, 0.1 }, "plan.prm_noise"},
 		{"negative shards", func(p *CyclePlan) { p.Shards = -1 }, "plan.shards"},
+		{"nonce with a dot", func(p *CyclePlan) { p.Nonce = "ab.cd" }, "plan.nonce"},
+		{"nonce too long", func(p *CyclePlan) { p.Nonce = strings.Repeat("a", MaxNonceBytes+1) }, "plan.nonce"},
 		{"more shards than tasks", func(p *CyclePlan) { p.Shards = 2 }, "plan.shards"},
 		{"shards with noise", func(p *CyclePlan) {
 			p.Tasks = append(p.Tasks, TaskRef{ID: "household/train/2"})

@@ -59,8 +59,8 @@ func (r EvalResult) Validate() error {
 	if err := checkEvalName("evaluator", r.Evaluator); err != nil {
 		return err
 	}
-	if len(r.Nonce) > MaxEvalNonceBytes {
-		return &ValidationError{Field: "nonce", Reason: fmt.Sprintf("%d bytes, at most %d", len(r.Nonce), MaxEvalNonceBytes)}
+	if err := CheckNonce("nonce", r.Nonce); err != nil {
+		return err
 	}
 	if n := r.EpisodeEnd - r.EpisodeStart; len(r.Results) != n {
 		return &ValidationError{Field: "results", Reason: fmt.Sprintf("%d results for the shard's %d episodes [%d, %d)", len(r.Results), n, r.EpisodeStart, r.EpisodeEnd)}

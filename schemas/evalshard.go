@@ -17,8 +17,6 @@ const (
 	// MaxEvalNameBytes bounds a split name, a task type and an evaluator's
 	// name in evaluation messages.
 	MaxEvalNameBytes = 256
-	// MaxEvalNonceBytes bounds a shard's nonce and its result's echo.
-	MaxEvalNonceBytes = 128
 )
 
 // EvalShard is one work item of an evaluation: play episodes
@@ -57,9 +55,10 @@ type EvalShard struct {
 	Env        string            `json:"env"`
 	EnvOptions map[string]string `json:"env_options,omitempty"`
 	// Nonce is a value the learner chose for this shard and nobody else
-	// can guess (derived from a secret in its checkpoint); the result must
-	// echo it, so only whoever took the shard from the work queue can
-	// answer it. Empty in shards of learners before nonces.
+	// can guess (derived from the run's nonce key); the result must echo
+	// it, so only whoever took the shard from the work queue can answer
+	// it. At most MaxNonceBytes of [0-9a-z]; empty in shards of learners
+	// before nonces.
 	Nonce string `json:"nonce,omitempty"`
 }
 
@@ -95,11 +94,12 @@ func (s EvalShard) Validate() error {
 	if err := checkEvalPlace(s.Update, s.PolicyVersion, s.Split, s.Shard, s.Shards, s.EpisodeStart, s.EpisodeEnd, s.Episodes); err != nil {
 		return err
 	}
+	if err := CheckNonce("nonce", s.Nonce); err != nil {
+		return err
+	}
 	switch {
 	case s.Env == "":
 		return &ValidationError{Field: "env", Reason: "empty"}
-	case len(s.Nonce) > MaxEvalNonceBytes:
-		return &ValidationError{Field: "nonce", Reason: fmt.Sprintf("%d bytes, at most %d", len(s.Nonce), MaxEvalNonceBytes)}
 	case len(s.Tasks) != s.EpisodeEnd-s.EpisodeStart:
 		return &ValidationError{Field: "tasks", Reason: fmt.Sprintf("%d tasks for the %d episodes [%d, %d)", len(s.Tasks), s.EpisodeEnd-s.EpisodeStart, s.EpisodeStart, s.EpisodeEnd)}
 	}

@@ -149,6 +149,13 @@ type RolloutRequest struct {
 	Seed int64 `json:"seed"`
 	// Temperature of the policy's softmax (0 means the policy's default).
 	Temperature float64 `json:"temperature,omitempty"`
+	// Nonce, when set, is the requester's unguessable token for this
+	// request: it is mixed into the trajectory ids (rollout.RequestTrajectoryID)
+	// and the work item's message id, never into the episodes' seeds, so
+	// nobody who has not seen the request can publish under its ids
+	// first, and a request asked again under a fresh nonce is played to
+	// the same episodes under new ids. At most MaxNonceBytes of [0-9a-z].
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // TaskRef identifies a task in a request: enough to regenerate it.
@@ -187,6 +194,9 @@ func (r RolloutRequest) Validate() error {
 		return &ValidationError{Field: "cycle/update", Reason: "negative"}
 	case !isFinite(r.Temperature) || r.Temperature < 0:
 		return &ValidationError{Field: "temperature", Reason: fmt.Sprintf("%v is not a finite value ≥ 0", r.Temperature)}
+	}
+	if err := CheckNonce("nonce", r.Nonce); err != nil {
+		return err
 	}
 	for i, task := range r.Tasks {
 		if task.ID == "" {

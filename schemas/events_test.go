@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -176,6 +177,7 @@ func validMetrics() MetricsEvent {
 		Kind: "update", Cycle: 1, Update: 12,
 		Values: map[string]float64{"success_rate": 0.25, "clip_frac_on": 0.01},
 		Labels: map[string]string{"split": "train"},
+		ID:     "update/u12",
 	}
 }
 
@@ -205,6 +207,8 @@ func TestMetricsValidate(t *testing.T) {
 		{"empty component", func(m *MetricsEvent) { m.Component = "" }, "component"},
 		{"empty kind", func(m *MetricsEvent) { m.Kind = "" }, "kind"},
 		{"NaN value", func(m *MetricsEvent) { m.Values["loss"] = math.NaN() }, `values["loss"]`},
+		{"id with a line break", func(m *MetricsEvent) { m.ID = "update/u1\r\nX: y" }, "id"},
+		{"id too long", func(m *MetricsEvent) { m.ID = strings.Repeat("u", MaxMetricsIDBytes+1) }, "id"},
 		{"first bad key in order", func(m *MetricsEvent) {
 			m.Values["b"], m.Values["a"] = math.Inf(1), math.Inf(-1)
 		}, `values["a"]`},

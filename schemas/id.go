@@ -21,7 +21,8 @@ const maxIDPart = 64
 // bytes long appears as is. Any other part is replaced by its safe bytes
 // (others become '_', at most 32 of them) followed by '~' and the first 12
 // hex digits of its SHA-256, so distinct names still give distinct ids and
-// the id never contains the separator '.' inside a part.
+// the id never contains the separator '.' inside a part. A requester's
+// nonce may follow as a fifth part (WithNonce).
 func TrajectoryID(run string, source Source, producer string, seq uint64) string {
 	var b strings.Builder
 	b.Grow(len(run) + len(source) + len(producer) + 24)

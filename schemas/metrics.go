@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -24,7 +25,17 @@ type MetricsEvent struct {
 	Values map[string]float64 `json:"values"`
 	// Labels holds string-valued context, e.g. {"split": "eval_in_distribution"}.
 	Labels map[string]string `json:"labels,omitempty"`
+	// ID, when set, names the report within its run and component, e.g.
+	// "update/u12": work redone after a restart (an update past the last
+	// checkpoint, an explore shard redelivered) reports again under the
+	// same ID, and readers keep the first report of each (the loop is
+	// deterministic, so the two agree but for timings). Empty: every
+	// event stands alone.
+	ID string `json:"id,omitempty"`
 }
+
+// MaxMetricsIDBytes is the longest MetricsEvent.ID.
+const MaxMetricsIDBytes = 200
 
 // Validate reports whether the event is well formed.
 func (m MetricsEvent) Validate() error {
@@ -36,6 +47,10 @@ func (m MetricsEvent) Validate() error {
 		return &ValidationError{Field: "component", Reason: "empty"}
 	case m.Kind == "":
 		return &ValidationError{Field: "kind", Reason: "empty"}
+	case len(m.ID) > MaxMetricsIDBytes:
+		return &ValidationError{Field: "id", Reason: fmt.Sprintf("%d bytes, at most %d", len(m.ID), MaxMetricsIDBytes)}
+	case strings.ContainsFunc(m.ID, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return &ValidationError{Field: "id", Reason: "holds a space or control character"}
 	}
 	return checkFiniteValues("values", m.Values)
 }

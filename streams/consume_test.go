@@ -417,3 +417,32 @@ func TestConsumeStoppedWhileStartingReturnsNil(t *testing.T) {
 		t.Errorf("Consume stopped while starting returned %v, want nil", err)
 	}
 }
+
+// A metrics event with an ID is stored once when published again (work
+// redone after a restart); events without one are all stored, and the same
+// ID in another run or component is another event.
+func TestPublishMetricsWithIDStoresOnce(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	withID := func(run, component string) schemas.MetricsEvent {
+		m := metricsEvent(run, 3)
+		m.Component, m.ID = component, "update/u3"
+		return m
+	}
+	for i, c := range []struct {
+		m   schemas.MetricsEvent
+		dup bool
+	}{
+		{withID("r1", "learner"), false}, {withID("r1", "learner"), true}, {withID("r2", "learner"), false},
+		{withID("r1", "explorer"), false}, {metricsEvent("r1", 3), false}, {metricsEvent("r1", 3), false},
+	} {
+		ack, err := streams.PublishMetrics(ctx, js, c.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ack.Duplicate != c.dup {
+			t.Errorf("publish %d: duplicate %v, want %v", i, ack.Duplicate, c.dup)
+		}
+	}
+}

@@ -107,3 +107,27 @@ func deadLetterHeaders(src deadLetterSource, component, reason string) nats.Head
 	}
 	return h
 }
+
+// RecordDeadLetterData stores data, a message component received outside
+// any stream it reads (a record of a buffer's sample reply), on
+// rspo.<run>.dlq.<component> with the reason and subject, the subject it
+// was published on: the run is taken from it. id, when set, is the dead
+// letter's message id, so one refused again within the dedupe window is
+// stored once.
+func RecordDeadLetterData(ctx context.Context, js jetstream.JetStream, subject string, data []byte, component, id, reason string) error {
+	if err := ValidateComponent(component); err != nil {
+		return err
+	}
+	run := RunOf(subject)
+	if err := ValidateRun(run); err != nil {
+		return fmt.Errorf("streams: dead-letter data of %q: no run in the subject: %w", subject, err)
+	}
+	h := deadLetterHeaders(deadLetterSource{subject: subject, data: data}, component, reason)
+	if id != "" {
+		h.Set(HeaderMsgID, component+"/"+id)
+	}
+	if _, err := Publish(ctx, js, Subjects(run).DLQ(component), data, h); err != nil {
+		return fmt.Errorf("streams: dead-letter: %w", err)
+	}
+	return nil
+}

@@ -72,3 +72,33 @@ func TestDeadLetterBadComponent(t *testing.T) {
 		t.Fatalf("got %v, want ErrInvalidName", err)
 	}
 }
+
+// Data refused outside a stream (a sampled buffer record) is dead-lettered
+// with its reason and subject, once per id within the dedupe window.
+func TestRecordDeadLetterData(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for range 2 {
+		if err := streams.RecordDeadLetterData(ctx, js, "rspo.r1.swapped", []byte("rec"), "learner", "sample/r1.explore.c0-final.3", "bad action"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := streamMsgs(t, js, streams.StreamDLQ); n != 1 {
+		t.Fatalf("got %d dead letters, want 1", n)
+	}
+	dl := lastMessage(t, js, streams.StreamDLQ, "rspo.r1.dlq.learner")
+	if got := dl.Header.Get(streams.HeaderDLQReason); got != "bad action" {
+		t.Errorf("reason %q", got)
+	}
+	if got := dl.Header.Get(streams.HeaderDLQSubject); got != "rspo.r1.swapped" {
+		t.Errorf("subject %q", got)
+	}
+	if string(dl.Data) != "rec" {
+		t.Errorf("data %q", dl.Data)
+	}
+	if err := streams.RecordDeadLetterData(ctx, js, "nowhere", nil, "learner", "", "x"); err == nil {
+		t.Error("a subject without a run was dead-lettered")
+	}
+}

@@ -59,7 +59,9 @@ func EventID(e schemas.Event) string {
 }
 
 // PublishMetrics publishes a metrics event on rspo.<run>.metrics.<component>.
-// Metrics carry no message id: every report is stored.
+// An event with an ID carries MetricsID as its message id, so a report
+// repeated within the stream's dedupe window (work redone after a restart) is
+// stored once; one without is always stored.
 func PublishMetrics(ctx context.Context, js jetstream.JetStream, m schemas.MetricsEvent) (*jetstream.PubAck, error) {
 	if err := ValidateRun(m.Run); err != nil {
 		return nil, err
@@ -71,15 +73,29 @@ func PublishMetrics(ctx context.Context, js jetstream.JetStream, m schemas.Metri
 	if err != nil {
 		return nil, fmt.Errorf("streams: encode metrics of %s: %w", m.Component, err)
 	}
-	h := dataHeaders("", m.Run, m.Cycle, 0, "", ContentTypeJSON)
+	h := dataHeaders(MetricsID(m), m.Run, m.Cycle, 0, "", ContentTypeJSON)
 	h.Del(HeaderPolicyVersion)
 	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
 	return Publish(ctx, js, Subjects(m.Run).Metrics(m.Component), b, h)
 }
 
+// MetricsID is the message id of a metrics event with an ID, scoped by its
+// run and component (the stream holds every run's metrics); "" without.
+func MetricsID(m schemas.MetricsEvent) string {
+	if m.ID == "" {
+		return ""
+	}
+	return m.Run + "/metrics/" + m.Component + "/" + m.ID
+}
+
 // RolloutID is a rollout request's message id: the request id scoped by the
 // run, since the work stream (and its dedupe window) holds every run's requests.
-func RolloutID(r schemas.RolloutRequest) string { return r.Run + "/rollout/" + r.ID }
+func RolloutID(r schemas.RolloutRequest) string {
+	if r.Nonce != "" { // a request asked again under a fresh nonce is a work item of its own
+		return r.Run + "/rollout/" + r.ID + "/" + r.Nonce
+	}
+	return r.Run + "/rollout/" + r.ID
+}
 
 // PublishRollout publishes a rollout request on rspo.<run>.work.rollout with
 // RolloutID as message id, so publishing it twice queues it once.

@@ -63,6 +63,8 @@ func newEvalCmd() *cobra.Command {
 		Long: "Run a policy on the tasks of one split and print the success rate, mean score (the\n" +
 			"graded score: the shop's under either reward option; the outcome reward elsewhere),\n" +
 			"mean steps and share of inadmissible actions, overall and per task type.\n\n" +
+			"Without --split it plays the environment's first held-out split (household:\n" +
+			"eval_in_distribution, shop: eval): success on train tasks flatters a policy trained on them.\n" +
 			"On train, --episodes tasks are generated from --seed (default " + fmt.Sprint(defaultTrainEpisodes) + "), one episode each.\n" +
 			"On a fixed split every task runs once; fewer --episodes than tasks play a sample with the\n" +
 			"split's task mix (as the in-run evaluation does), more cycle through all of its tasks.\n" +
@@ -70,7 +72,7 @@ func newEvalCmd() *cobra.Command {
 		Example: "  rspo eval --env household --split eval_in_distribution --policy expert\n" +
 			"  rspo eval --env household --split train --policy random --episodes 5000 --env-opt preset=easy\n" +
 			"  rspo eval --env shop --split eval --policy random --json | jq .overall\n" +
-			"  rspo eval --policy untrained --tilt-prm easy-step.prm --tilt 10 --env-opt preset=medium   # how far a PRM steers",
+			"  rspo eval --policy untrained --tilt-prm easy-step.prm --tilt 10 --env-opt preset=medium --split train   # how far a PRM steers",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := runEval(cmd, f)
@@ -87,7 +89,7 @@ func newEvalCmd() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.env, "env", "household", "environment: "+strings.Join(envs.Names(), "|"))
-	fs.StringVar(&f.split, "split", envs.SplitTrain, "task split, e.g. train, eval_in_distribution, eval_out_of_distribution (household), eval (shop)")
+	fs.StringVar(&f.split, "split", "", "task split, e.g. train, eval_in_distribution, eval_out_of_distribution (household), eval (shop) (default: the environment's first held-out split)")
 	fs.StringVar(&f.policy, "policy", "random", "policy: "+strings.Join(policyNames(), "|")+"|FILE (a trained policy snapshot, e.g. runs/<run>/report/policy.rspo)")
 	fs.BoolVar(&f.greedy, "greedy", false, "with a trained policy: take the most probable action instead of sampling")
 	fs.IntVar(&f.episodes, "episodes", 0, "number of episodes (0: every task of a fixed split, or "+fmt.Sprint(defaultTrainEpisodes)+" train tasks)")
@@ -126,6 +128,11 @@ func runEval(cmd *cobra.Command, f evalFlags) (evalResult, error) {
 	if err != nil {
 		return evalResult{}, fmt.Errorf("--env %s: %w", f.env, err)
 	}
+	if !cmd.Flags().Changed("split") {
+		if f.split, err = heldOutSplit(env); err != nil {
+			return evalResult{}, err
+		}
+	}
 	if !slices.Contains(env.Splits(), f.split) {
 		return evalResult{}, fmt.Errorf("--split %q: %s has splits %s", f.split, env.Name(), strings.Join(env.Splits(), ", "))
 	}
@@ -149,6 +156,18 @@ func runEval(cmd *cobra.Command, f evalFlags) (evalResult, error) {
 		res.Policy = fmt.Sprintf("%s tilted by %s (λ=%g)", f.policy, f.tiltPRM, f.tilt)
 	}
 	return res, nil
+}
+
+// heldOutSplit is the split `rspo eval` plays without --split: the
+// environment's first split that is not train, the one a run's evaluation
+// reports first.
+func heldOutSplit(env envs.Env) (string, error) {
+	for _, s := range env.Splits() {
+		if s != envs.SplitTrain {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("--split: %s has no held-out split; give --split %s", env.Name(), envs.SplitTrain)
 }
 
 // tiltAgent applies --tilt-prm to a policy agent.

@@ -64,6 +64,17 @@ func TestEvalRandomIsReproducible(t *testing.T) {
 	}
 }
 
+// Without --split, eval plays the environment's first held-out split, not
+// the train tasks a trained policy has seen.
+func TestEvalDefaultsToHeldOutSplit(t *testing.T) {
+	for env, want := range map[string]string{"household": "eval_in_distribution", "shop": "eval"} {
+		r := decodeEval(t, "--env", env, "--policy", "random", "--episodes", "4")
+		if r.Split != want {
+			t.Errorf("%s: split %q, want %q", env, r.Split, want)
+		}
+	}
+}
+
 func TestEvalCyclesFixedSplit(t *testing.T) {
 	r := decodeEval(t, "--split", "eval_in_distribution", "--policy", "random", "--episodes", "300")
 	if r.Tasks != 140 || r.Overall.Episodes != 300 {
@@ -108,6 +119,7 @@ func TestEvalFlagErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown env", []string{"--env", "zoo"}, `unknown environment "zoo"`},
+		{"empty split", []string{"--split", ""}, `--split "": household has splits train`},
 		{"unknown split", []string{"--split", "valid_seen"}, `--split "valid_seen": household has splits train`},
 		{"split of the other env", []string{"--env", "shop", "--split", "eval_in_distribution"}, "shop has splits"},
 		{"unknown policy", []string{"--policy", "oracle"}, `--policy "oracle": neither a known policy (expert, random, untrained) nor a snapshot file`},

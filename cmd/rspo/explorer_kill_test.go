@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
@@ -89,7 +90,11 @@ func TestExplorerKilledMidShardIsRedone(t *testing.T) {
 	// rollouts a task): its task's final rollout, which x1 did not live to
 	// play, was played by x2, which redid the shard.
 	task := last.Seq / 4
-	final := schemas.TrajectoryID(c.run, schemas.SourceExplore, fmt.Sprintf("c%d-final", last.Cycle), task)
+	key, _, err := learnersvc.LoadNonceKey(c.ctx, c.js, c.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := schemas.WithNonce(schemas.TrajectoryID(c.run, schemas.SourceExplore, fmt.Sprintf("c%d-final", last.Cycle), task), key.Cycle(last.Cycle))
 	if got := c.producer(final); got != "x2" {
 		t.Errorf("x1 was killed after %s: the final rollout %s of its task was made by %q, want x2 (the shard redone)", last.ID, final, got)
 	}

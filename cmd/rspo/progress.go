@@ -39,10 +39,17 @@ type progress struct {
 func newProgress(w io.Writer) *progress {
 	p := &progress{w: w, now: time.Now, eval: -1}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions64(1, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
-			progressbar.OptionSetElapsedTime(true), progressbar.OptionSetWidth(30))
+		p.bar = newBar(w)
 	}
 	return p
+}
+
+// newBar is the terminal's progress bar. It shows the elapsed time but
+// predicts none: its prediction would count the updates a resumed run
+// starts from, and the description carries the one estimate (rates).
+func newBar(w io.Writer) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(1, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(false), progressbar.OptionSetWidth(30))
 }
 
 // mark records where this process started counting from.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,26 @@ func TestProgressLines(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The terminal's bar shows one estimate of the time left, the
+// description's (from this process's updates), not a second of its own:
+// after a resume the bar's own would count the updates resumed from.
+func TestProgressBarShowsOneETA(t *testing.T) {
+	var b bytes.Buffer
+	p := &progress{w: &b, now: time.Now, eval: -1, bar: newBar(&b)}
+	t0 := time.Now()
+	p.now = func() time.Time { return t0 }
+	p.phase(learnersvc.Progress{Phase: learnersvc.PhaseResumed, Update: 20, Updates: 30, Cycle: -1, EnvSteps: 5000})
+	p.now = func() time.Time { return t0.Add(10 * time.Second) }
+	p.update(learnersvc.Progress{Update: 21, Updates: 30, Cycle: -1, EvalSuccess: -1, EnvSteps: 5400})
+	out := b.String()
+	if !strings.Contains(out, "ETA 1m30s") {
+		t.Errorf("bar %q lacks the description's ETA 1m30s", out)
+	}
+	if regexp.MustCompile(`\[[0-9hms.]+:[0-9hms.]+\]`).MatchString(out) {
+		t.Errorf("bar %q shows a second estimate [elapsed:left]", out)
 	}
 }
 
@@ -136,8 +157,9 @@ func TestPRMEpochLines(t *testing.T) {
 }
 
 // The hooks of rspo run, called in the order a first run with two source
-// stages calls them, print each source run's updates — the second stage's
-// after its own PRM's training too — each PRM's epochs, then the run's own.
+// stages calls them, print each source run's updates — the second stage
+// announced after its own PRM's training — each PRM's epochs, then the
+// run's own.
 func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 	var b strings.Builder
 	cfg := pipeline.Config{SourceRuns: make([]pipeline.Config, 3)}
@@ -157,9 +179,9 @@ func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 	cfg.OnSource("s2", 2, 3)
 	cfg.OnStaleSource("s2", []string{"0123456789abcdef0123"})
 	updates(20)
-	cfg.OnSource("s3", 3, 3)
 	cfg.OnSourcePRM(64)
 	epochs()
+	cfg.OnSource("s3", 3, 3)
 	updates(20)
 	cfg.OnSourcePRM(200)
 	epochs()
@@ -180,8 +202,8 @@ func TestReportProgressThroughTheSourceRuns(t *testing.T) {
 		}
 		kinds = append(kinds, prefixes[i].kind)
 	}
-	want := []string{"run", "source", "source-done", "run", "stale", "source", "source-done", "run",
-		"prm", "epoch", "epoch", "prm-done", "source", "source-done", "prm", "epoch", "epoch", "prm-done", "update"}
+	want := []string{"run", "source", "source-done", "run", "stale", "source", "source-done",
+		"prm", "epoch", "epoch", "prm-done", "run", "source", "source-done", "prm", "epoch", "epoch", "prm-done", "update"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("lines\n%s\nread as %v, want %v", b.String(), kinds, want)
 	}

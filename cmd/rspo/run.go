@@ -44,8 +44,9 @@ func newRunCmd() *cobra.Command {
 		Long: "Train a policy with RSPO (or a baseline) end to end. Without --nats (or NATS_URL) an\n" +
 			"embedded JetStream server stores the run under --data; with either every stage talks to\n" +
 			"that server instead. The same command resumes an interrupted run (Ctrl-C is safe).\n" +
-			"At the end a report (metrics as CSV and JSON lines, plots, summary.json) is\n" +
-			"written to DATA/RUN/report.",
+			"DATA/RUN/report fills as it trains: config.yaml before the first update, the metrics as\n" +
+			"CSV, JSON lines and TensorBoard events as each update happens; at the end the plots,\n" +
+			"summary.json and report.html (the result first).",
 		Example: "  rspo run                                   # RSPO+GRPO on household, 30 updates\n" +
 			"  rspo run --rspo=false --algo ppo --updates 60\n" +
 			"  rspo run --env shop --explorer frozen --seed 2\n" +
@@ -363,10 +364,9 @@ func reportProgress(w io.Writer, cfg *pipeline.Config) func() {
 		}
 	}
 	cfg.OnSourcePRM = func(n int) {
-		// The second source stage trains its PRM before its own updates:
-		// they report to a fresh source progress after the PRM's lines.
+		// A later source stage trains its PRM before it is announced
+		// (OnSource): the bar of the stage before it ends here.
 		endSource()
-		startSource()
 		fmt.Fprintf(w, "rspo: training the PRM on the source runs' %d trajectories (once: later runs on these source runs reuse it)\n", n)
 	}
 	cfg.OnPRMEpoch = func(p prm.EpochProgress) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/rspo-dev/rspo/learner/learnersvc"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -21,26 +23,24 @@ import (
 // whose runs are all seconds old.)
 var activeWindow = 2 * time.Minute
 
-// learnerLeaseName is the name, under the learner's component, of the key
-// of BucketState that a learner holds while it trains (run.learner.lease).
-const learnerLeaseName = "lease"
-
-// learnerLeaseHeld reports whether run's learner lease is held. The lease
-// is assumed to be a key of BucketState that the training learner writes
-// at least every activeWindow (its heartbeat) and that disappears, or
-// stops being rewritten, once the learner stops (a TTL): so a key written
-// within activeWindow is a held lease, and an absent or older one is not.
-// A server whose learners keep no lease answers false; runLiveness then
-// judges by the activity every run leaves.
+// learnerLeaseHeld reports whether run's learner lease is held
+// (learnersvc.LeaseKey): its key was written within its TTL (the value's
+// ttl_ms; activeWindow for a value that names none). A released lease is
+// deleted, and a killed learner's stops being rewritten.
 func learnerLeaseHeld(ctx context.Context, kv jetstream.KeyValue, run string, now time.Time) (bool, error) {
-	entry, err := kv.Get(ctx, streams.StateKey(run, "learner", learnerLeaseName))
+	entry, err := kv.Get(ctx, learnersvc.LeaseKey(run))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("lease of %s: %w", run, err)
 	}
-	return now.Sub(entry.Created()) < activeWindow, nil
+	ttl := activeWindow
+	var h learnersvc.LeaseHolder
+	if json.Unmarshal(entry.Value(), &h) == nil && h.TTLMillis > 0 {
+		ttl = time.Duration(h.TTLMillis) * time.Millisecond
+	}
+	return now.Sub(entry.Created()) < ttl, nil
 }
 
 // runLiveness says why run looks as if it is being trained, "" when

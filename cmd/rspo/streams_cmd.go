@@ -17,7 +17,7 @@ import (
 func init() { addCommand(newStreamsCmd) }
 
 func newStreamsCmd() *cobra.Command {
-	var nf natsFlags
+	var src sourceFlags
 	var run string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -25,7 +25,10 @@ func newStreamsCmd() *cobra.Command {
 		Short: "List the rspo streams, their message counts, consumers and buckets",
 		Long: "List every rspo stream with its message count and size, the durable consumers with\n" +
 			"their pending counts, and the snapshot and state buckets. With --run, also count the\n" +
-			"messages of that run per subject and show only the consumers of that run.",
+			"messages of that run per subject and show only the consumers of that run.\n" +
+			"With --data it reads a store directly.",
+		Example: "  rspo streams --data runs --run household-grpo-rspo-prm-tilt-s1\n" +
+			"  rspo streams --nats nats://127.0.0.1:4222 --json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if run != "" {
@@ -33,18 +36,18 @@ func newStreamsCmd() *cobra.Command {
 					return fmt.Errorf("--run: %w", err)
 				}
 			}
-			nc, js, err := nf.connect(cmd.Context(), "rspo-streams")
+			js, closeFn, err := src.open(cmd.Context(), "rspo-streams")
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
+			defer closeFn()
 			if asJSON {
 				return writeStreamsJSON(cmd.Context(), js, run, cmd.OutOrStdout())
 			}
 			return writeStreamsReport(cmd.Context(), js, run, cmd.OutOrStdout())
 		},
 	}
-	nf.register(cmd.Flags())
+	src.register(cmd.Flags())
 	cmd.Flags().StringVar(&run, "run", "", "count messages per subject for this run")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (streams, subjects, consumers, buckets) instead of tables")
 	return cmd

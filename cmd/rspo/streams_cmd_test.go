@@ -134,3 +134,20 @@ func TestStreamsCommandJSON(t *testing.T) {
 		t.Errorf("buckets: %+v, want policy, prm and state", rep.Buckets)
 	}
 }
+
+// --data reads a run's store directly, as replay, export, runs and report
+// do; with --nats as well it is refused.
+func TestStreamsCommandData(t *testing.T) {
+	dir, run := trainedRun(t)
+	out, stderr, err := runRspo(testContext(t), "streams", "--data", dir, "--run", run)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if want := `(?m)^rspo\.` + regexp.QuoteMeta(run) + `\.traj\.onpolicy\s+[1-9]`; !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("output does not match %s:\n%s", want, out)
+	}
+	_, _, err = runRspo(testContext(t), "streams", "--data", dir, "--nats", "nats://127.0.0.1:1")
+	if err == nil || !strings.Contains(err.Error(), "--data and --nats") {
+		t.Errorf("--data with --nats: %v", err)
+	}
+}

@@ -1,7 +1,8 @@
 // Package envtest is the conformance suite every environment runs. It checks
 // the contract of envs.Env and envs.Episode that the rest of the system
 // relies on: determinism, honest admissible lists, wasted inadmissible steps,
-// step limits, ErrEpisodeDone, state keys, outcome range, solvability by the
+// step limits, ErrEpisodeDone, state keys, outcome range (and the declared
+// envs.Bounds of an environment that declares them), solvability by the
 // expert (when the environment ships a Planner), and robustness against
 // arbitrary action strings.
 //

@@ -30,6 +30,7 @@ func TestChecksCatchBugs(t *testing.T) {
 		{"stepping after done", "afterdone", "EpisodeDone"},
 		{"expert cannot solve", "expert", "Expert"},
 		{"panic on empty action", "panic", "RandomStrings"},
+		{"failures outside the declared score range", "bounds", "Rewards"},
 	}
 	cfg := Config{StepLimit: toyLimit, MaxEpisodeSteps: 200}.withDefaults()
 	for _, tt := range tests {

@@ -121,6 +121,14 @@ func solve(env envs.Env, planner envs.Planner, task envs.Task, limit int) error 
 	case ep.StateKey() == start:
 		return fmt.Errorf("task %s: solved, but the state key did not change", task.ID)
 	}
+	if b, ok := env.(envs.Bounded); ok { // the successes random play rarely reaches
+		if err := b.Bounds().CheckOutcome(ep.Outcome(), ep.Success()); err != nil {
+			return fmt.Errorf("task %s: expert's episode against the declared bounds: %w", task.ID, err)
+		}
+		if s := envs.Score(ep); !b.Bounds().Score.Contains(s) {
+			return fmt.Errorf("task %s: expert's score %v outside the declared score range %v", task.ID, s, b.Bounds().Score)
+		}
+	}
 	return nil
 }
 

@@ -266,8 +266,17 @@ func checkEpisodeDone(env envs.Env, cfg Config) error {
 }
 
 // checkRewards: the reward is 0 until the last step, which pays the outcome;
-// outcomes lie in [0, 1] and a success has a positive outcome.
+// outcomes lie in [0, 1] and a success has a positive outcome. An
+// environment that declares its bounds (envs.Bounded) keeps them: every
+// reward, outcome and score in its range, and the success claims they
+// make.
 func checkRewards(env envs.Env, cfg Config) error {
+	b, declared := env.(envs.Bounded)
+	if declared {
+		if err := b.Bounds().Validate(); err != nil {
+			return err
+		}
+	}
 	return eachEpisode(env, cfg, func(i int, task envs.Task, ep envs.Episode) error {
 		recs, err := playRandom(ep, episodeRNG(cfg, i), cfg.MaxEpisodeSteps)
 		if err != nil {
@@ -276,8 +285,28 @@ func checkRewards(env envs.Env, cfg Config) error {
 		if err := checkEpisodeRewards(ep, recs); err != nil {
 			return err
 		}
+		if declared {
+			return checkEpisodeBounds(b.Bounds(), ep, recs)
+		}
 		return nil
 	})
+}
+
+// checkEpisodeBounds checks one finished episode against declared bounds.
+func checkEpisodeBounds(b envs.Bounds, ep envs.Episode, recs []record) error {
+	id := ep.Task().ID
+	for i, r := range recs {
+		if !b.Reward.Contains(r.Reward) {
+			return fmt.Errorf("task %s: step %d pays %v, outside the declared reward range %v", id, i+1, r.Reward, b.Reward)
+		}
+	}
+	if s := envs.Score(ep); !b.Score.Contains(s) {
+		return fmt.Errorf("task %s: score %v outside the declared score range %v", id, s, b.Score)
+	}
+	if err := b.CheckOutcome(ep.Outcome(), ep.Success()); err != nil {
+		return fmt.Errorf("task %s: against the declared bounds: %w", id, err)
+	}
+	return nil
 }
 
 // checkEpisodeRewards checks the rewards of one finished episode.

@@ -101,6 +101,16 @@ func (t *toyEp) Done() bool           { return t.done }
 func (t *toyEp) Steps() int           { return t.steps }
 func (t *toyEp) Success() bool        { return t.success }
 
+// Bounds declares what the toy pays: success 1, failure 0. The "bounds"
+// bug declares a score range its failures fall outside of.
+func (e *toy) Bounds() envs.Bounds {
+	b := envs.Bounds{Reward: envs.Range{Min: 0, Max: 1}, Score: envs.Range{Min: 0, Max: 1}, TwoValued: true, SuccessPaysMax: true}
+	if e.bug == "bounds" {
+		b.Score.Min = 0.5
+	}
+	return b
+}
+
 func (t *toyEp) Outcome() float64 {
 	if t.success {
 		return 1

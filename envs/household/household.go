@@ -30,6 +30,7 @@ type Env struct {
 var (
 	_ envs.Env     = (*Env)(nil)
 	_ envs.Planner = (*Env)(nil)
+	_ envs.Bounded = (*Env)(nil)
 )
 
 // New returns an environment with configuration cfg, or the errors of
@@ -59,6 +60,12 @@ func (env *Env) BinaryOutcome() bool { return true }
 
 // MaxSteps implements envs.StepLimiter: an episode ends at the step limit.
 func (env *Env) MaxSteps() int { return env.cfg.MaxSteps }
+
+// Bounds implements envs.Bounded: the outcome is 1 for a success and 0
+// otherwise, paid on the last step; the score is the outcome.
+func (env *Env) Bounds() envs.Bounds {
+	return envs.Bounds{Reward: envs.Range{Min: 0, Max: 1}, Score: envs.Range{Min: 0, Max: 1}, TwoValued: true, SuccessPaysMax: true}
+}
 
 // Name returns "household".
 func (env *Env) Name() string { return Name }

@@ -32,6 +32,7 @@ type Env struct {
 var (
 	_ envs.Env     = (*Env)(nil)
 	_ envs.Planner = (*Env)(nil)
+	_ envs.Bounded = (*Env)(nil)
 )
 
 // New returns an environment for cfg (zero fields take the preset's
@@ -51,6 +52,15 @@ func (e *Env) Config() Config { return e.cfg }
 
 // MaxSteps implements envs.StepLimiter: an episode ends at the step limit.
 func (e *Env) MaxSteps() int { return e.cfg.MaxSteps }
+
+// Bounds implements envs.Bounded: the outcome is the purchase's WebShop
+// score in [0, 1] (RewardScore) or 1 for a success and 0 otherwise
+// (RewardSuccess), 0 without a purchase; either way a success is exactly
+// an outcome of 1 (a purchase scoring 1), and the score is graded in [0, 1].
+func (e *Env) Bounds() envs.Bounds {
+	return envs.Bounds{Reward: envs.Range{Min: 0, Max: 1}, Score: envs.Range{Min: 0, Max: 1},
+		TwoValued: e.cfg.Reward == RewardSuccess, SuccessPaysMax: true}
+}
 
 // Name returns "shop".
 func (e *Env) Name() string { return Name }

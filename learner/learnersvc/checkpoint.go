@@ -40,12 +40,19 @@ type Checkpoint struct {
 	// Their updates sampled what the buffer held, so a run that has any
 	// is not the run its configuration describes (the summary says so).
 	ShortCycles []int64 `json:"short_cycles,omitempty"`
+	// Groups counts, by task type, the on-policy groups of the cycle in
+	// progress and how many of them failed every rollout (ExploreTarget
+	// failing plans the next cycle's exploration from them).
+	Groups map[string]GroupCount `json:"groups,omitempty"`
 	// Finished is set once run.finished is published.
 	Finished bool `json:"finished"`
-	// EvalKey is the secret the learner derives its evaluation shards'
-	// nonces from (evalNonce): only the learner and the admin can read
-	// the checkpoint. Empty in checkpoints written before nonces.
-	EvalKey []byte `json:"eval_key,omitempty"`
+}
+
+// GroupCount counts on-policy groups of one task type: all of them, and
+// those whose rollouts all failed.
+type GroupCount struct {
+	Groups int `json:"groups"`
+	Failed int `json:"failed"`
 }
 
 func checkpointKey(run string) string { return streams.StateKey(run, "learner", "checkpoint") }
@@ -98,8 +105,11 @@ func DecodeCheckpoint(b []byte) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("negative environment steps in %+v", cp)
 	case cp.Version > cp.Update:
 		return Checkpoint{}, fmt.Errorf("policy version %d after %d updates", cp.Version, cp.Update)
-	case len(cp.EvalKey) != 0 && len(cp.EvalKey) != evalKeyBytes:
-		return Checkpoint{}, fmt.Errorf("evaluation key of %d bytes, want %d", len(cp.EvalKey), evalKeyBytes)
+	}
+	for typ, g := range cp.Groups {
+		if g.Groups < 0 || g.Failed < 0 || g.Failed > g.Groups {
+			return Checkpoint{}, fmt.Errorf("groups of %s: %d failed of %d", typ, g.Failed, g.Groups)
+		}
 	}
 	for i, c := range cp.ShortCycles {
 		if c < 0 || slices.Contains(cp.ShortCycles[:i], c) {

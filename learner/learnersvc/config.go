@@ -79,6 +79,11 @@ type Config struct {
 	// task's (OffTargetAll, the default) or only those whose rollouts all
 	// failed, with α scaled by their share (OffTargetFailing).
 	OffTarget OffTarget
+	// ExploreTarget says which of a cycle's tasks the explorer explores:
+	// all of them (ExploreTargetAll, the default) or those of the task
+	// types that failed an on-policy group in the previous cycle, with the
+	// same rollouts in all (ExploreTargetFailing).
+	ExploreTarget ExploreTarget
 
 	// PRM is the initial PRM (e.g. trained on other runs); nil with a PRM
 	// needed means a warm-up: collect PRMWarmupTasks×GroupSize rollouts
@@ -153,6 +158,12 @@ type Config struct {
 	// a reason a retry may fix (bus, buffer or publish trouble) before the
 	// run fails. Default 5 minutes.
 	RetryFor time.Duration
+	// LeaseTTL is how long the run's lease (lease.go) outlives this
+	// learner's last heartbeat, which renews it every LeaseTTL/5: a second
+	// learner of the run is refused within LeaseTTL/5, and a killed
+	// learner's restart waits at most LeaseTTL. Default DefaultLeaseTTL
+	// (5s); at least 500ms.
+	LeaseTTL time.Duration `json:"-"`
 	// KeepVersions is how many recent policy snapshots stay in the object
 	// store (version 0, the reference policy, always stays). Default K+3.
 	KeepVersions int
@@ -247,6 +258,9 @@ func (c Config) Validate() error {
 		bad("alpha %v with %d tasks × %d rollouts asks for no buffer record; raise alpha or set rspo=false",
 			c.Trainer.Alpha, c.Tasks, c.GroupSize)
 	}
+	if !c.ExploreTarget.Valid() {
+		bad("explore target %q: want %s or %s", c.ExploreTarget, ExploreTargetAll, ExploreTargetFailing)
+	}
 	if !c.OffTarget.Valid() {
 		bad("off target %q: want %s or %s", c.OffTarget, OffTargetAll, OffTargetFailing)
 	}
@@ -282,6 +296,9 @@ func (c Config) Validate() error {
 		bad("max staleness %d: want 0 (synchronous) or more versions", c.MaxStaleness)
 	case c.MaxStaleness >= c.KeepVersions:
 		bad("max staleness %d: rollouts are asked of versions up to %d behind, and only %d snapshots are kept; raise keep-versions above it", c.MaxStaleness, c.MaxStaleness, c.KeepVersions)
+	}
+	if c.LeaseTTL != 0 && c.LeaseTTL < 500*time.Millisecond {
+		bad("lease TTL %v: want at least 500ms (0: the default %v)", c.LeaseTTL, DefaultLeaseTTL)
 	}
 	if c.TrainerLogEvery < 0 {
 		bad("trainer log interval %v is negative", c.TrainerLogEvery)

@@ -29,7 +29,10 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 	if err != nil {
 		return err
 	}
-	plan.Tasks, plan.Seed = rollout.TaskRefs(pool), rollout.EpisodeSeed(s.cfg.Seed, "explore", cycle)
+	explore := s.cfg.targetExploration(&plan, pool, s.cp.Groups)
+	s.cp.Groups = nil // the counts start over with the cycle
+	plan.Tasks, plan.Seed = rollout.TaskRefs(explore), rollout.EpisodeSeed(s.cfg.Seed, "explore", cycle)
+	plan.Nonce = s.nonces.Cycle(cycle)
 	if s.prm != nil && s.cfg.Explore.Mode == schemas.ExplorerPRM {
 		plan.PRMVersion = s.prm.Version
 	}
@@ -47,7 +50,7 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 	if err := s.queueShards(ctx, cycle, plan); err != nil {
 		return err
 	}
-	s.cfg.Logger.Info("cycle started", "cycle", cycle, "policy_version", s.pol.Version(), "tasks", len(pool),
+	s.cfg.Logger.Info("cycle started", "cycle", cycle, "policy_version", s.pol.Version(), "tasks", len(explore),
 		"shards", plan.ShardCount())
 	return s.awaitExploration(ctx, cycle, plan)
 }

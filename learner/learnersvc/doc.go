@@ -22,6 +22,15 @@
 // batch's version lag. The RSPO cycle (its start, the explorer's wait)
 // stays synchronous; see staleness.go.
 //
+// Nothing well formed on the bus poisons a run: request and plan ids end
+// with nonces derived from a key only the learner reads (nonce.go), every
+// on-policy trajectory and buffer record is checked against what was asked
+// and what the environment can produce before it is trained on, refused
+// ones are dead-lettered and their requests asked again (guard.go), and an
+// update that diverges is refused with the last good version kept
+// (updateguard.go). One learner trains a run at a time: Run holds the
+// run's lease in the state bucket (lease.go).
+//
 // Everything the service decides is deterministic given its Config and the
 // run's streams: request ids, task draws and seeds derive from the update
 // counter, so a learner killed at any point and restarted resumes from its

@@ -34,7 +34,7 @@ func (s *Service) evaluate(ctx context.Context) (map[string]float64, error) {
 	for i, split := range s.cfg.EvalSplits {
 		vals := evalFigures(reports[i], s.cp)
 		s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "eval", Cycle: s.cycleOf(max(0, s.cp.Update-1)),
-			Values: vals, Labels: map[string]string{"split": split}})
+			Values: vals, Labels: map[string]string{"split": split}, ID: fmt.Sprintf("eval/u%d/%s", s.cp.Update, split)})
 		out[split+"_success_rate"] = vals["success_rate"]
 		if i == 0 {
 			out["eval_success_rate"] = vals["success_rate"]

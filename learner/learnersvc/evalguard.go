@@ -1,53 +1,21 @@
 package learnersvc
 
 import (
-	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/policy"
 	"github.com/rspo-dev/rspo/schemas"
-	"github.com/rspo-dev/rspo/streams"
 )
 
-// evalKeyBytes is the size of the secret (Checkpoint.EvalKey) the learner
-// derives its evaluation shards' nonces from.
-const evalKeyBytes = 32
-
-// ensureEvalKey gives the run a secret for its evaluation shards' nonces
-// if its checkpoint has none (a new run, or one checkpointed before
-// nonces) and saves the checkpoint at once: a shard queued with a nonce
-// of a key the checkpoint lost could never be answered.
-func (s *Service) ensureEvalKey(ctx context.Context, save bool) error {
-	if len(s.cp.EvalKey) == evalKeyBytes {
-		return nil
-	}
-	key := make([]byte, evalKeyBytes)
-	if _, err := rand.Read(key); err != nil {
-		return fmt.Errorf("learnersvc: evaluation key: %w", err)
-	}
-	s.cp.EvalKey = key
-	if !save {
-		return nil
-	}
-	return saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp)
-}
-
-// evalNonce is shard sh's nonce: 128 bits of the HMAC-SHA256 of its
-// message id under key, in hex. It is the same every time the learner
-// queues the shard (a restarted learner's copy is deduplicated, and a
-// result stored before the restart still answers it) and nobody without
-// the key, which only the learner's checkpoint holds, can tell it from
-// the shard's other fields: a result that echoes it comes from whoever
-// took the shard from the work queue.
-func evalNonce(key []byte, sh schemas.EvalShard) string {
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(streams.EvalShardID(sh)))
-	return hex.EncodeToString(mac.Sum(nil)[:16])
+// Eval is the nonce of the evaluation shard whose message id is shardID
+// (streams.EvalShardID): the same every time the learner queues the
+// shard (a restarted learner's copy is deduplicated, and a result stored
+// before the restart still answers it), and nobody without the run's key
+// can tell it from the shard's other fields, so a result that echoes it
+// comes from whoever took the shard from the work queue.
+func (k NonceKey) Eval(shardID string) string {
+	return k.derive("eval\x00" + shardID)
 }
 
 // evalLimits are what an episode of the run's environment can score: at

@@ -69,7 +69,7 @@ func (s *Service) evaluateSharded(ctx context.Context) ([]rollout.Report, error)
 		all = append(all, schemas.EvalShardsOf(job, rollout.TaskRefs(tasks), s.cfg.EvalShards)...)
 	}
 	for i := range all {
-		all[i].Nonce = evalNonce(s.cp.EvalKey, all[i])
+		all[i].Nonce = s.nonces.Eval(streams.EvalShardID(all[i]))
 	}
 	for _, sh := range all {
 		ack, err := streams.PublishEvalShard(ctx, s.js, sh)

@@ -53,7 +53,7 @@ func evalShardsFixture() ([]schemas.EvalShard, []schemas.EvalResult) {
 		shards = append(shards, schemas.EvalShardsOf(job, tasks, 3)...)
 	}
 	for i := range shards {
-		shards[i].Nonce = evalNonce(fixtureKey, shards[i])
+		shards[i].Nonce = fixtureKey.Eval(streams.EvalShardID(shards[i]))
 	}
 	results := make([]schemas.EvalResult, len(shards))
 	for k, sh := range shards {
@@ -73,7 +73,7 @@ func evalShardsFixture() ([]schemas.EvalShard, []schemas.EvalResult) {
 // fixtureLimits its environment's: episodes of at most 10 steps, binary
 // outcomes.
 var (
-	fixtureKey    = []byte("0123456789abcdef0123456789abcdef")
+	fixtureKey    = NonceKey("0123456789abcdef0123456789abcdef")
 	fixtureLimits = evalLimits{maxSteps: 10, binary: true}
 )
 

@@ -2,6 +2,7 @@ package learnersvc
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rspo-dev/rspo/learner"
@@ -60,8 +61,10 @@ func (s *Service) publishUpdateMetrics(ctx context.Context, cycle int64, st lear
 	v["ignored_messages"] = float64(s.ignored)         // read from the streams and unusable (logged each)
 	v["short_cycles"] = float64(len(s.cp.ShortCycles)) // trained without all their exploration (logged each)
 	v["version_lag_max"], v["version_lag_mean"] = float64(lag.max), lag.mean
-	v["stale_refused"] = float64(s.staleRefused) // on-policy trajectories older than MaxStaleness (logged each)
-	s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "update", Cycle: cycle, Values: v})
+	v["stale_refused"] = float64(s.staleRefused)   // on-policy trajectories older than MaxStaleness (logged each)
+	v["refused_trajectories"] = float64(s.refused) // implausible or not the run's own, dead-lettered (guard.go)
+	s.metrics(ctx, schemas.MetricsEvent{Component: "learner", Kind: "update", Cycle: cycle, Values: v,
+		ID: fmt.Sprintf("update/u%d", s.cp.Update)})
 }
 
 // batchLag is how many policy versions the on-policy batch's trajectories

@@ -86,7 +86,8 @@ func (s *Service) refreshPRM(ctx context.Context, cycle int64) error {
 			extra[i] = prmsvc.Source{Run: run}
 		}
 		r, err := prmsvc.NewRefresher(s.js, prmsvc.RefreshConfig{Run: s.cfg.Run, Initial: s.prm, Extra: extra,
-			Window: s.cfg.PRMRefreshWindow, Epochs: s.cfg.PRMRefreshEpochs, Train: s.prmTrainConfig(), Publish: true})
+			Window: s.cfg.PRMRefreshWindow, Epochs: s.cfg.PRMRefreshEpochs, Train: s.prmTrainConfig(), Publish: true,
+			Accept: s.acceptRecorded(map[int64]schemas.CyclePlan{})})
 		if err != nil {
 			return err
 		}
@@ -115,5 +116,6 @@ func loadPRM(ctx context.Context, js jetstream.JetStream, run string, v int64) (
 }
 
 func (s *Service) publishPRMMetrics(ctx context.Context, cycle int64, rep prm.TrainReport) {
-	s.metrics(ctx, schemas.MetricsEvent{Component: "prm", Kind: "prm", Cycle: cycle, Values: rep.Metrics()})
+	s.metrics(ctx, schemas.MetricsEvent{Component: "prm", Kind: "prm", Cycle: cycle, Values: rep.Metrics(),
+		ID: fmt.Sprintf("warmup/c%d", cycle)})
 }

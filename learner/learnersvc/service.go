@@ -49,10 +49,26 @@ type Service struct {
 	// requested is the first update whose rollouts this process has not
 	// asked for (requestAhead).
 	requested int64
+	// nonces derives the nonces of the run's requests and plans (nonce.go).
+	nonces NonceKey
+	// refused counts trajectories and buffer records this process refused
+	// as implausible or not its own (guard.go), beside staleRefused.
+	refused int64
+	// refusedRecords are the buffer records refused in the cycle
+	// refusedCycle: left out of its later samples, dead-lettered once.
+	refusedRecords map[string]bool
+	refusedCycle   int64
+	// refusedOnPolicy are on-policy trajectories the trainer refused
+	// (updateguard.go), with the reason: a redone step asks for their
+	// requests again.
+	refusedOnPolicy map[string]string
 	// workSeqs maps the message id of work this process queued and still
 	// waits for (rollout requests, evaluation shards) to its sequence in
 	// RSPO_WORK: the message an actor's dead letter must be of to count.
 	workSeqs map[string]uint64
+	// lease is the run's lease the caller acquired (UseLease), or nil:
+	// Run acquires its own.
+	lease *Lease
 	// progress, if set, is told about every finished update; phase about
 	// every phase started.
 	progress, phase func(Progress)
@@ -77,9 +93,10 @@ type Progress struct {
 	// VersionLagMax is how many versions the update's oldest on-policy
 	// rollout lagged behind the policy it trained (0 without
 	// MaxStaleness); StaleRefused counts the on-policy trajectories this
-	// process refused as older than MaxStaleness allows. Both only in an
-	// update's report.
-	VersionLagMax, StaleRefused int64
+	// process refused as older than MaxStaleness allows, and Refused those
+	// and the buffer records it refused as implausible or not the run's
+	// own (guard.go). All three only in an update's report.
+	VersionLagMax, StaleRefused, Refused int64
 	// ShortCycles counts the run's cycles trained without all their
 	// exploration (Checkpoint.ShortCycles); only in an update's report.
 	ShortCycles int64
@@ -114,7 +131,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, cfg Config) (*Service, error) {
 			}
 		}
 	}
-	s := &Service{cfg: cfg, nc: nc, js: js, env: env}
+	s := &Service{cfg: cfg, nc: nc, js: js, env: env, refusedRecords: map[string]bool{}, refusedOnPolicy: map[string]string{}}
 	if cfg.RSPO {
 		if s.buffer, err = buffersvc.NewClient(nc, cfg.Run); err != nil {
 			return nil, err
@@ -150,10 +167,48 @@ func (s *Service) startPhase(p Phase, cycle int64) {
 		Phase: p, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer, Version: s.cp.Version})
 }
 
+// UseLease has Run train under l, the run's lease its caller acquired
+// (pipeline.Run takes it before it starts any stage), instead of
+// acquiring one itself. The caller releases it.
+func (s *Service) UseLease(l *Lease) { s.lease = l }
+
 // Run trains until the configured number of updates is done or ctx ends.
 // A run with a checkpoint resumes from it; a finished run returns at once,
 // unless more updates are asked of it than it made: then it continues.
+// It holds the run's lease throughout (lease.go): a run another learner
+// trains is refused at once with a *LeaseHeldError, and if another
+// learner takes the lease over Run stops with ErrLeaseLost.
 func (s *Service) Run(ctx context.Context) error {
+	lease := s.lease
+	if lease == nil {
+		var err error
+		if lease, err = AcquireLease(ctx, s.js, s.cfg.Run, LeaseOptions{TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger}); err != nil {
+			return err
+		}
+		defer func() {
+			if err := lease.Release(context.WithoutCancel(ctx)); err != nil {
+				s.cfg.Logger.Warn("learner lease not released: the next learner waits for it to lapse", "err", err)
+			}
+		}()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-lease.Lost():
+			cancel(ErrLeaseLost)
+		case <-ctx.Done():
+		}
+	}()
+	err := s.runLeased(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, ErrLeaseLost) {
+		return fmt.Errorf("%w: %s stopped at update %d", cause, s.cfg.Run, s.cp.Update)
+	}
+	return err
+}
+
+// runLeased is Run under the lease.
+func (s *Service) runLeased(ctx context.Context) error {
 	if err := s.start(ctx); err != nil {
 		return err
 	}
@@ -229,6 +284,9 @@ func (s *Service) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.nonces, err = s.nonceKey(ctx, ok); err != nil {
+		return err
+	}
 	if ok {
 		return s.resume(ctx, cp)
 	}
@@ -250,9 +308,6 @@ func (s *Service) start(ctx context.Context) error {
 		if err := s.initialPRM(ctx); err != nil {
 			return err
 		}
-	}
-	if err := s.ensureEvalKey(ctx, false); err != nil {
-		return err
 	}
 	return saveCheckpoint(ctx, s.js, s.cfg.Run, s.cp)
 }
@@ -297,9 +352,6 @@ func (s *Service) resume(ctx context.Context, cp Checkpoint) error {
 		if s.prm, err = loadPRM(ctx, s.js, s.cfg.Run, cp.PRMVersion); err != nil {
 			return err
 		}
-	}
-	if err := s.ensureEvalKey(ctx, true); err != nil {
-		return err
 	}
 	s.cfg.Logger.Info("resuming run", "run", s.cfg.Run, "update", cp.Update, "policy_version", cp.Version)
 	return nil

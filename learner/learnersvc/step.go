@@ -68,9 +68,13 @@ func (s *Service) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	clear(s.refusedOnPolicy) // their requests are answered: the ids are no longer asked for
 	clock.lap("update")
 	s.cp.Update++
 	s.cp.EnvStepsActor += rollout.EnvSteps(on)
+	if s.cfg.RSPO {
+		s.cp.countGroups(on)
+	}
 	s.cp.TrajSeq = s.nextSeq
 	if s.external() {
 		err = s.adoptVersion(ctx, trained)
@@ -106,21 +110,26 @@ func (s *Service) step(ctx context.Context) error {
 		}
 		s.progress(Progress{Update: s.cp.Update, Updates: int64(s.cfg.Updates), Cycle: cycle,
 			SuccessRate: stats.SuccessOn, EvalSuccess: evalSuccess, EnvSteps: s.cp.EnvStepsActor + s.cp.EnvStepsExplorer,
-			Version: s.cp.Version, VersionLagMax: lagMax, StaleRefused: s.staleRefused,
+			Version: s.cp.Version, VersionLagMax: lagMax, StaleRefused: s.staleRefused, Refused: s.refused,
 			ShortCycles: int64(len(s.cp.ShortCycles))})
 	}
 	return nil
 }
 
 // train applies the update: in the learner, or by the external trainer,
-// whose policy.published event it returns.
+// whose policy.published event it returns. An update the built-in trainer
+// refuses for one trajectory is redone without it, and one that diverges
+// is refused (updateguard.go).
 func (s *Service) train(ctx context.Context, on, off []*schemas.Trajectory) (learner.UpdateStats, schemas.Event, error) {
 	if s.external() {
 		return s.trainExternally(ctx, on, off)
 	}
 	stats, err := s.trainer.Update(on, off)
 	if err != nil {
-		return stats, schemas.Event{}, permanent(fmt.Errorf("learnersvc: update %d: %w", s.cp.Update+1, err))
+		return stats, schemas.Event{}, s.refuseBatchMember(ctx, on, off, err)
+	}
+	if reason := s.checkUpdate(stats); reason != "" {
+		return stats, schemas.Event{}, s.refuseUpdate(ctx, on, off, reason)
 	}
 	return stats, schemas.Event{}, nil
 }
@@ -150,13 +159,25 @@ func (s *Service) cycleTasks(cycle int64) ([]envs.Task, error) {
 }
 
 // sampleBuffer asks the buffer for α·B·N records of the cycle, preferring
-// the tasks ids names.
+// the tasks ids names, and keeps those the learner trains on
+// (keepSampled). It asks for as many more as the cycle's records it
+// refused before, which the buffer offers again, so refused records do not
+// shrink the batch.
 func (s *Service) sampleBuffer(ctx context.Context, cycle, u int64, ids []string) ([]*schemas.Trajectory, error) {
+	want := s.cfg.offCount()
+	count := want
+	if s.refusedCycle == cycle {
+		count = min(want+len(s.refusedRecords), buffersvc.MaxSampleCount)
+	}
 	recs, err := s.buffer.Sample(ctx, buffersvc.SampleRequest{Cycle: cycle, PreferTasks: ids,
-		Count: s.cfg.offCount(), Seed: rollout.EpisodeSeed(s.cfg.Seed, "sample", u)})
+		Count: count, Seed: rollout.EpisodeSeed(s.cfg.Seed, "sample", u)})
 	if err != nil {
 		return nil, fmt.Errorf("learnersvc: buffer sample for update %d: %w", u+1, err)
 	}
+	if recs, err = s.keepSampled(ctx, cycle, recs); err != nil {
+		return nil, err
+	}
+	recs = recs[:min(len(recs), want)]
 	if len(recs) < s.cfg.offCount() {
 		s.cfg.Logger.Warn("buffer returned fewer records than asked", "cycle", cycle, "got", len(recs), "want", s.cfg.offCount())
 	}

@@ -67,3 +67,78 @@ func (s *Service) targetOff(off []*schemas.Trajectory, ids []string) ([]*schemas
 	share := math.Min(1, float64(len(kept))/float64(s.cfg.offCount()))
 	return kept, s.trainer.SetAlpha(s.cfg.Trainer.Alpha * share)
 }
+
+// ExploreTarget says which of a cycle's tasks the explorer explores.
+type ExploreTarget string
+
+const (
+	// ExploreTargetAll explores every task of the cycle's pool: the paper's.
+	ExploreTargetAll ExploreTarget = "all"
+	// ExploreTargetFailing explores the pool's tasks of the task types
+	// that had an on-policy group fail every rollout in the previous cycle,
+	// with as many rollouts in all as the whole pool would get (each kept
+	// task more, up to MaxTargetCollect): the explorer's budget goes where
+	// the policy fails. A cycle with no such type before it (the first) is
+	// explored whole.
+	ExploreTargetFailing ExploreTarget = "failing"
+)
+
+// MaxTargetCollect bounds the rollouts per task ExploreTargetFailing
+// gives a kept task.
+const MaxTargetCollect = 16
+
+// Valid reports whether t is a known target ("" reads as all).
+func (t ExploreTarget) Valid() bool {
+	return t == "" || t == ExploreTargetAll || t == ExploreTargetFailing
+}
+
+// countGroups adds the update's on-policy groups to the cycle's counts by
+// task type.
+func (cp *Checkpoint) countGroups(on []*schemas.Trajectory) {
+	type group struct {
+		typ     string
+		success bool
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, t := range on {
+		g, ok := groups[t.TaskID]
+		if !ok {
+			g = &group{typ: t.TaskType}
+			groups[t.TaskID] = g
+			order = append(order, t.TaskID)
+		}
+		g.success = g.success || t.Success
+	}
+	if cp.Groups == nil {
+		cp.Groups = map[string]GroupCount{}
+	}
+	for _, id := range order {
+		g := groups[id]
+		c := cp.Groups[g.typ]
+		c.Groups++
+		if !g.success {
+			c.Failed++
+		}
+		cp.Groups[g.typ] = c
+	}
+}
+
+// targetExploration narrows the plan to ExploreTargetFailing's tasks: of
+// pool, those whose type failed a group in counts (the previous cycle's),
+// each collected more so the cycle's explorer budget stays the pool's.
+// It returns the tasks to explore; plan's Collect and Shards are set for
+// them.
+func (c Config) targetExploration(plan *schemas.CyclePlan, pool []envs.Task, counts map[string]GroupCount) []envs.Task {
+	if c.ExploreTarget != ExploreTargetFailing {
+		return pool
+	}
+	kept := slices.DeleteFunc(slices.Clone(pool), func(t envs.Task) bool { return counts[t.Type].Failed == 0 })
+	if len(kept) == 0 || len(kept) == len(pool) {
+		return pool
+	}
+	budget := plan.Collect * len(pool)
+	plan.Collect = min(MaxTargetCollect, max(plan.Collect, budget/len(kept)))
+	plan.Shards = min(plan.ShardCount(), len(kept))
+	return kept
+}

@@ -75,3 +75,32 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+func TestExploreTargetFailingSpendsTheBudgetOnFailingTypes(t *testing.T) {
+	var cp Checkpoint
+	cp.countGroups([]*schemas.Trajectory{
+		{TaskID: "a", TaskType: "easy", Success: true}, {TaskID: "a", TaskType: "easy"},
+		{TaskID: "b", TaskType: "hard"}, {TaskID: "b", TaskType: "hard"},
+		{TaskID: "c", TaskType: "hard", Success: true},
+	})
+	if got := cp.Groups; got["easy"] != (GroupCount{Groups: 1}) || got["hard"] != (GroupCount{Groups: 2, Failed: 1}) {
+		t.Fatalf("counts %v", got)
+	}
+	pool := []envs.Task{{ID: "1", Type: "easy"}, {ID: "2", Type: "hard"}, {ID: "3", Type: "easy"}, {ID: "4", Type: "hard"}, {ID: "5", Type: "other"}}
+	c := Config{ExploreTarget: ExploreTargetFailing}
+	plan := schemas.CyclePlan{ExploreSettings: schemas.ExploreSettings{Collect: 2, Shards: 4}}
+	kept := c.targetExploration(&plan, pool, cp.Groups)
+	if len(kept) != 2 || kept[0].ID != "2" || kept[1].ID != "4" || plan.Collect != 5 || plan.Shards != 2 {
+		t.Errorf("kept %v, collect %d, shards %d; want the two hard tasks with the pool's 10 rollouts and 2 shards", kept, plan.Collect, plan.Shards)
+	}
+	for _, counts := range []map[string]GroupCount{nil, {"easy": {Groups: 3}}} {
+		plan := schemas.CyclePlan{ExploreSettings: schemas.ExploreSettings{Collect: 2}}
+		if kept := c.targetExploration(&plan, pool, counts); len(kept) != len(pool) || plan.Collect != 2 {
+			t.Errorf("counts %v: kept %d tasks at collect %d; want the whole pool as it was", counts, len(kept), plan.Collect)
+		}
+	}
+	all := Config{ExploreTarget: ExploreTargetAll}
+	if kept := all.targetExploration(&plan, pool, cp.Groups); len(kept) != len(pool) {
+		t.Errorf("target all kept %d of %d tasks", len(kept), len(pool))
+	}
+}

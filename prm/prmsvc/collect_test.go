@@ -196,3 +196,26 @@ func FuzzNaturalCompare(f *testing.F) {
 		}
 	})
 }
+
+// Ids with their requesters' nonces (schemas.WithNonce) sort naturally as
+// the same ids without them: a PRM trained on collected trajectories sees
+// them in the order it did before nonces, whatever the nonces.
+func TestNaturalOrderIgnoresNonces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	type id struct{ plain, nonced string }
+	var ids []id
+	for _, p := range []string{"u9-v9-0", "u10-v10-0", "u10-v10-1", "u9-v8-1", "c2-tilt", "c2-u1", "c2-u10", "c10-final"} {
+		n := fmt.Sprintf("%x", rng.Uint64())
+		for _, seq := range []uint64{0, 1, 9, 10, 100} {
+			plain := schemas.TrajectoryID("r", schemas.SourceExplore, p, seq)
+			ids = append(ids, id{plain, schemas.WithNonce(plain, n)})
+		}
+	}
+	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	a, b := slices.Clone(ids), slices.Clone(ids)
+	slices.SortStableFunc(a, func(x, y id) int { return NaturalCompare(x.plain, y.plain) })
+	slices.SortStableFunc(b, func(x, y id) int { return NaturalCompare(x.nonced, y.nonced) })
+	if !slices.Equal(a, b) {
+		t.Errorf("nonces changed the natural order:\n%v\n%v", a, b)
+	}
+}

@@ -44,6 +44,12 @@ type RefreshConfig struct {
 	// TrainReport as a metrics event (component "prm", kind "prm").
 	// Default false.
 	Publish bool
+	// Accept, if set, says which of the run's own recorded trajectories a
+	// refresh may train on: those it returns nil for. The run's streams
+	// hold whatever anyone with a stage's credentials published there,
+	// trajectories its learner refused or never asked for among them; the
+	// learner passes the checks it trains by. Default: every trajectory.
+	Accept func(*schemas.Trajectory) error
 }
 
 // Refresher retrains the PRM from a run's own streams at every cycle, as
@@ -153,7 +159,11 @@ func (r *Refresher) readNew(ctx context.Context) error {
 		if last, ok := st.LastSeq[r.cfg.Run+"/"+string(subj)]; ok {
 			r.next[subj] = last + 1
 		}
-		r.window = append(r.window, trajs...)
+		for _, t := range trajs {
+			if r.cfg.Accept == nil || r.cfg.Accept(t) == nil {
+				r.window = append(r.window, t)
+			}
+		}
 	}
 	sortTrajectories(r.window)
 	if over := len(r.window) - r.cfg.Window; over > 0 {
@@ -169,6 +179,7 @@ func (r *Refresher) publish(ctx context.Context, cycle int64, m *prm.Model, rep 
 	_, err := streams.PublishMetrics(ctx, r.js, schemas.MetricsEvent{
 		Run: r.cfg.Run, Component: "prm", Kind: "prm", Time: time.Now().UTC(), Cycle: cycle,
 		Values: rep.Metrics(), Labels: map[string]string{"prm_version": strconv.FormatInt(m.Version, 10)},
+		ID: fmt.Sprintf("refresh/c%d", cycle),
 	})
 	return err
 }

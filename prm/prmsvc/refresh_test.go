@@ -9,6 +9,7 @@ import (
 
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmtest"
+	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
 )
@@ -227,5 +228,38 @@ func TestRefresherIgnoresRecordingOrder(t *testing.T) {
 	}
 	if !bytes.Equal(encode(t, v2), encode(t, resumed)) {
 		t.Error("the same trajectories recorded in reverse and read at once refresh to another PRM")
+	}
+}
+
+// A refresh trains only on what Accept accepts: trajectories anyone with a
+// stage's credentials published on the run's streams do not reach the PRM
+// when the learner would not have trained on them.
+func TestRefresherTrainsOnAcceptedTrajectoriesOnly(t *testing.T) {
+	ctx := testContext(t)
+	_, js := streamstest.Connect(t, streamstest.RunServer(t))
+	trajs, _ := prmtest.Decisive("ref1", 1, 120, 5)
+	refused := map[string]bool{}
+	for i, tr := range trajs {
+		if i%3 == 0 {
+			refused[tr.ID] = true
+		}
+	}
+	r, err := NewRefresher(js, RefreshConfig{Run: "ref1", Train: prm.TrainConfig{Seed: 1, MaxEpochs: 5},
+		Accept: func(tr *schemas.Trajectory) error {
+			if refused[tr.ID] {
+				return errors.New("refused")
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, ctx, js, trajs)
+	_, rep, err := r.Refresh(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(trajs) - len(refused); rep.Trajectories != want {
+		t.Errorf("trained on %d trajectories, want the %d accepted", rep.Trajectories, want)
 	}
 }

@@ -57,6 +57,13 @@ func (b *planBook) get(cycle int64) (schemas.CyclePlan, bool) {
 	return p, ok
 }
 
+// count is the number of cycles with a plan read.
+func (b *planBook) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.plans)
+}
+
 // load makes sure the plans of cycles are read: when one the learner
 // recorded is not known yet, it reads the cycle.started events announced
 // since the last read (one read per batch at most), and the whole subject

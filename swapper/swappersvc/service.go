@@ -14,6 +14,9 @@
 // afresh instead (Counters.Encoded). Whether a cycle's trajectories
 // are verified, and in which environment options, comes from the cycle's
 // plan (schemas.CyclePlan.Verify), or from Config.Verify for every cycle.
+// Verified or not, a record is refused if it is not its cycle's — ahead
+// of a cycle the learner has not announced, or without the nonce of the
+// cycle's plan — or if no episode could have produced it (admit.go).
 package swappersvc
 
 import (
@@ -30,6 +33,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/envs"
+	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/swapper"
@@ -135,6 +139,7 @@ type Service struct {
 	cfg      Config
 	verifier *swapper.Verifier
 	plans    *planBook
+	envs     rollout.EnvCache
 	swapped  atomic.Int64
 	dups     atomic.Int64
 	rejected atomic.Int64
@@ -268,6 +273,7 @@ func (s *Service) Swap(data []byte) (*schemas.Trajectory, error) {
 
 // swap relabels t and, when its cycle's plan or the configuration asks
 // for it, verifies it by replay (in the plan's environment options).
+// Before that it refuses what cannot be the cycle's (admit).
 func (s *Service) swap(t *schemas.Trajectory) (*schemas.Trajectory, error) {
 	out, err := swapper.Relabel(t)
 	if err != nil {
@@ -275,6 +281,9 @@ func (s *Service) swap(t *schemas.Trajectory) (*schemas.Trajectory, error) {
 	}
 	plan, planned := s.plans.get(t.Cycle)
 	if err := checkEnv(t, plan, planned); err != nil {
+		return nil, err
+	}
+	if err := s.admit(t, plan, planned); err != nil {
 		return nil, err
 	}
 	switch {
