@@ -12,6 +12,7 @@ import (
 	"github.com/rspo-dev/rspo/envs"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
+	"github.com/rspo-dev/rspo/swapper/swappertest"
 )
 
 // injection is one kind of message the chaos harness publishes into a
@@ -30,10 +31,11 @@ type injection struct {
 
 // injections is everything the chaos suite injects. A defence against a
 // hostile message adds the message here, with the stage that must
-// dead-letter it. Defended on other branches and to be added here once
-// merged: huge rewards on pre-published on-policy trajectory ids (the
-// learner's reward bounds) and explore trajectory ids squatted with
-// out-of-range action indices (the learner's action validation).
+// dead-letter it. Not here: on-policy trajectories published ahead of
+// their request under guessed ids (with huge rewards, say) — the learner
+// passes over trajectories that answer none of its requests without
+// dead-lettering them, so this list's invariant cannot count them (its
+// own tests do: TestPrePublishedOnPolicyTrajectoriesAreNotTrainedOn).
 var injections = []injection{
 	{name: "garbage on traj.explore", stage: "swapper", message: garbage(func(s streams.RunSubjects) string { return s.TrajExplore })},
 	{name: "garbage on work.rollout", stage: "actor", message: garbage(func(s streams.RunSubjects) string { return s.WorkRollout })},
@@ -44,6 +46,7 @@ var injections = []injection{
 	{name: "another plan for a started cycle", stage: "buffer", message: replannedCycle},
 	{name: "cycle.started under the learner's next id", stage: "buffer", message: squattedCycle},
 	{name: "explore shard of a far cycle", stage: "explorer", message: farShard},
+	{name: "explore record under a guessed id", stage: "swapper", message: squattedRecord},
 	{name: "eval result without the nonce", stage: "learner", message: forgedEvalResult},
 }
 
@@ -153,6 +156,31 @@ func (c *chaosCluster) learnersLatestCycle() (schemas.Event, bool) {
 			return nil
 		})
 	return latest, err == nil && found
+}
+
+// squattedRecord is an explore record of the learner's latest cycle under
+// an id its explorer would have had without the cycle's nonce, a forged
+// success whose actions name indices out of the range of any list the
+// environment gives: what a forger would publish ahead of the explorer to
+// have the genuine record dropped as a duplicate.
+func squattedRecord(c *chaosCluster, rng *rand.Rand, i int) *nats.Msg {
+	now, ok := c.learnersLatestCycle()
+	if !ok {
+		return nil
+	}
+	tag, seq := fmt.Sprintf("c%d-final", now.Cycle), uint64(rng.IntN(16))
+	tr := swappertest.Explorer(c.run, now.Cycle, int(seq), 1+rng.IntN(30))
+	tr.ID, tr.Seq, tr.Env = schemas.TrajectoryID(c.run, schemas.SourceExplore, tag, seq), seq, "household"
+	tr.GroupID, tr.Success, tr.OutcomeReward = tag+"/"+tr.TaskID, true, 1
+	for k := range tr.Steps { // no list, and an index no household list reaches
+		n := int32(100 + rng.IntN(1000))
+		tr.Steps[k].Admissible, tr.Steps[k].NumAdmissible, tr.Steps[k].ActionIndex = nil, n, n-1
+	}
+	data, err := schemas.EncodeTrajectory(tr)
+	if err != nil {
+		return nil // refused by the encoder: nothing to inject
+	}
+	return msgOn(streams.Subjects(c.run).TrajExplore, data, tr.ID)
 }
 
 // farShard is an explore shard of a cycle the learner never started.

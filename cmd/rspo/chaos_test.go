@@ -141,13 +141,13 @@ func (c *chaosCluster) checkFinitePolicy(updates int) {
 	c.t.Logf("policy: version %d finite", updates)
 }
 
-// trajIDs reads the ids of the trajectories on kind, counting the messages
-// that do not decode (the injected ones) apart.
-func (c *chaosCluster) trajIDs(kind streams.SubjectKind) (ids []string, undecodable int) {
+// trajIDs reads the ids of the trajectories on kind, counting the injected
+// messages apart.
+func (c *chaosCluster) trajIDs(kind streams.SubjectKind) (ids []string, injected int) {
 	c.t.Helper()
 	err := streams.Replay(c.ctx, c.js, streams.ReplayOptions{Run: c.run, Subject: kind}, func(m streams.Message) error {
-		if m.Trajectory == nil {
-			undecodable++
+		if _, ok := injectionOf(m.Headers); ok || m.Trajectory == nil {
+			injected++
 			return nil
 		}
 		ids = append(ids, m.Trajectory.ID)
@@ -156,7 +156,7 @@ func (c *chaosCluster) trajIDs(kind streams.SubjectKind) (ids []string, undecoda
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return ids, undecodable
+	return ids, injected
 }
 
 // checkSwappedMatchesExplored: every explorer trajectory is swapped exactly
