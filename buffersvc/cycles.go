@@ -5,48 +5,42 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
 
-// latestStartedCycle returns the highest cycle the run's learner has
-// started (its latest cycle.started event), or ok = false before the
-// first. A cycle.ended beyond it cannot be the learner's: clearing on it
-// would wipe the buffer and drop every later record.
-func latestStartedCycle(ctx context.Context, js jetstream.JetStream, run string) (cycle int64, ok bool, err error) {
-	str, err := js.Stream(ctx, streams.StreamCtrl)
-	if err != nil {
-		return 0, false, fmt.Errorf("buffersvc: control stream: %w", err)
+// checkCycleEvent refuses a cycle event the run's learner did not record
+// (streams.CycleGate): a cycle.ended of a cycle it has not ended — with a
+// far cycle number it used to wipe the buffer and drop every later record
+// as already cleared, even when a forged cycle.started of that cycle came
+// first — or a cycle.started it did not send. A record that cannot be
+// read is an error to retry on.
+func (s *Service) checkCycleEvent(ctx context.Context, e schemas.Event) error {
+	err := s.gate.Check(ctx, e)
+	var ce *schemas.CycleEventError
+	if errors.As(err, &ce) {
+		return streams.Reject(fmt.Errorf("buffersvc: %w", err))
 	}
-	msg, err := str.GetLastMsgForSubject(ctx, streams.Subjects(run).Ctrl(schemas.EventCycleStarted))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("buffersvc: latest cycle.started of run %s: %w", run, err)
-	}
-	e, err := schemas.DecodeEvent(msg.Data)
-	if err != nil || e.Run != run {
-		return 0, false, fmt.Errorf("buffersvc: latest cycle.started of run %s is not a valid event of the run: %v", run, err)
-	}
-	return e.Cycle, true, nil
+	return err
 }
 
-// checkCycleEnded refuses a cycle.ended the run's learner cannot have
-// sent: a negative cycle, or one it has not started yet.
-func checkCycleEnded(ctx context.Context, js jetstream.JetStream, e schemas.Event) error {
-	if e.Cycle < 0 {
-		return streams.Rejectf("buffersvc: cycle.ended of cycle %d", e.Cycle)
+// audit checks a cycle.started event of the run against its learner's
+// record and dead-letters one the learner did not send, so a forged
+// cycle.started is on the dead-letter stream with its reason. (The
+// explorers and the swapper, which read the events for their plans, pass
+// over it by the same check.) An event of a cycle older than the record
+// holds can no longer be checked; no stage uses its plan, and it is
+// acknowledged with a warning.
+func (s *Service) audit(ctx context.Context, d streams.Delivery[schemas.Event]) error {
+	e := d.Value
+	if e.Type != schemas.EventCycleStarted {
+		return streams.Rejectf("buffersvc: %s event on %s", e.Type, d.Msg.Subject())
 	}
-	latest, ok, err := latestStartedCycle(ctx, js, e.Run)
-	if err != nil {
-		return err // retried: the control stream may be briefly unavailable
+	err := s.checkCycleEvent(ctx, e)
+	if rec, _ := s.gate.Record(ctx, e.Cycle); err != nil && e.Cycle < rec.Oldest() {
+		s.cfg.Logger.Warn("buffersvc: a cycle.started older than the learner's record cannot be checked", "run", s.cfg.Run,
+			"cycle", e.Cycle, "oldest_recorded", rec.Oldest())
+		return nil
 	}
-	if !ok || e.Cycle > latest {
-		return streams.Rejectf("buffersvc: cycle.ended of cycle %d, but the learner of run %s has started cycles only through %d: not the learner's event",
-			e.Cycle, e.Run, latest)
-	}
-	return nil
+	return err
 }

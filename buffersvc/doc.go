@@ -13,7 +13,10 @@
 //   - Service materialises the stream into the Store with a durable pull
 //     consumer (acking only after a synced batch commit), clears cycles on
 //     cycle.ended, and answers rspo.<run>.buffer.sample and
-//     rspo.<run>.buffer.stats as a NATS micro service.
+//     rspo.<run>.buffer.stats as a NATS micro service. Every cycle event
+//     is checked against the learner's cycle record
+//     (streams.CycleGate): a cycle.ended or cycle.started the learner did
+//     not announce is dead-lettered, so no forgery can clear the buffer.
 //   - Client is the learner's side of the sample and stats requests. Replies
 //     larger than the server's max payload arrive in numbered parts that
 //     the client reassembles.

@@ -2,6 +2,7 @@ package buffersvc_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,77 @@ func TestForgedCycleEndedIsDeadLetteredAndWipesNothing(t *testing.T) {
 	}
 	if res.ClearedThrough != -1 || res.Put.Stored != 7 || res.IgnoredEnds != 2 {
 		t.Errorf("rebuild %+v: want nothing cleared, 7 stored, 2 cycle.ended events ignored", res)
+	}
+}
+
+// A schema-valid cycle.started with a far cycle number, then a
+// cycle.ended of that cycle — no credentials needed where auth is off —
+// wiped the buffer and dropped every later record: the cycle.ended was
+// checked against the latest cycle.started on the bus, which the forgery
+// had become. Both are dead-lettered, as is a cycle.ended of the cycle in
+// progress; the buffer keeps every record, also across a restart and a
+// rebuild, and the learner's own cycle.ended still clears.
+func TestForgedFarCycleDoesNotWipeTheBuffer(t *testing.T) {
+	b := newBus(t, 0)
+	ctx, stop := context.WithCancel(context.Background())
+	first, err := buffersvc.NewService(b.nc, b.js, b.store, buffersvc.Config{Run: "r", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- first.Run(ctx) }()
+	b.startSwapper(t)
+	streamstest.StartCycles(t, b.js, "r", 1) // the learner is in cycle 1
+	b.publishExplorers(t, 0, 2, 4)
+	b.publishExplorers(t, 1, 4, 4)
+	b.waitRecords(t, 6)
+	const far = 9000000000000000000
+	for _, e := range []schemas.Event{
+		{Type: schemas.EventCycleStarted, Run: "r", Cycle: far, Config: []byte(`{"env":"household"}`)},
+		{Type: schemas.EventCycleEnded, Run: "r", Cycle: far},
+		{Type: schemas.EventCycleEnded, Run: "r", Cycle: 1},
+	} {
+		e.Time = time.Unix(1700000000, 0).UTC()
+		if _, err := streams.PublishEvent(context.Background(), b.js, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reasons := deadLetterReasons(t, b, 3)
+	for want, n := range map[string]int{"cycle.started of cycle 9000000000000000000: not the learner's event: the learner has started cycles only through 1": 1,
+		"cycle.ended of cycle 9000000000000000000: not the learner's event: the learner has ended cycles only through -1": 1,
+		"cycle.ended of cycle 1: not the learner's event: the learner has ended cycles only through -1":                   1} {
+		if got := len(slices.DeleteFunc(slices.Clone(reasons), func(r string) bool { return !strings.Contains(r, want) })); got != n {
+			t.Errorf("dead letters %q: %d say %q, want %d", reasons, got, want, n)
+		}
+	}
+	b.publishExplorers(t, 1, 7, 4) // cycle 1's later records
+	if st := b.waitRecords(t, 9); st.ClearedThrough != -1 || st.Ingest.Dropped != 0 {
+		t.Errorf("after the forgeries: cleared through %d, %d dropped; want -1 and 0", st.ClearedThrough, st.Ingest.Dropped)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	b.startBuffer(t, buffersvc.Config{}) // restarted: nothing is read again to wipe it
+	streamstest.EndCycle(t, b.js, "r", 0)
+	st := b.waitRecords(t, 7)
+	if st.ClearedThrough != 0 || st.Records != 7 {
+		t.Errorf("after the learner's cycle.ended(0): %d records, cleared through %d; want cycle 1's 7, through 0", st.Records, st.ClearedThrough)
+	}
+	if n := len(deadLetterReasons(t, b, 3)); n != 3 {
+		t.Errorf("%d dead letters after the restart, want the 3 forgeries once each", n)
+	}
+	fresh, err := buffersvc.Open(t.TempDir(), buffersvc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	res, err := buffersvc.Rebuild(context.Background(), b.js, fresh, "r", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ClearedThrough != 0 || res.Put.Stored != 7 || res.IgnoredEnds != 2 {
+		t.Errorf("rebuild %+v: want cleared through 0, 7 stored, the 2 forged cycle.ended events ignored", res)
 	}
 }
 

@@ -58,7 +58,7 @@ func (s *Service) clear(ctx context.Context, d streams.Delivery[schemas.Event]) 
 	}
 	s.healing.RLock()
 	defer s.healing.RUnlock()
-	if err := checkCycleEnded(ctx, s.js, e); err != nil {
+	if err := s.checkCycleEvent(ctx, e); err != nil {
 		return err
 	}
 	through := e.Cycle - int64(s.cfg.KeepCycles)

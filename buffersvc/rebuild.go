@@ -20,8 +20,9 @@ type RebuildResult struct {
 	Put PutResult
 	// ClearedThrough is the watermark the cycle.ended events imply, -1 if none.
 	ClearedThrough int64
-	// IgnoredEnds counts cycle.ended events of cycles the learner never
-	// started (forged or broken; the live service dead-lettered them).
+	// IgnoredEnds counts cycle.ended events of cycles the learner's cycle
+	// record does not have ended (forged or broken; the live service
+	// dead-lettered them).
 	IgnoredEnds int
 	// Gaps says what RSPO_SWAPPED lost of the run's records (see
 	// SwappedGaps): records that were published, and stored by the live
@@ -33,8 +34,9 @@ type RebuildResult struct {
 const rebuildBatch = 512
 
 // Rebuild replays run's history into store — the buffer is a view of the
-// log: first the cycle.ended events, which set the clearing watermark (with
-// keepCycles as in Config), then every record on rspo.<run>.swapped, stored
+// log: first the cycle.ended events the learner's cycle record holds,
+// which set the clearing watermark (with keepCycles as in Config), then
+// every record on rspo.<run>.swapped, stored
 // in batches. Records of cleared cycles are dropped as the live service
 // drops them; sample counts, which are not in the log, start at zero. It
 // returns once it has caught up with the streams as they were when it
@@ -44,7 +46,7 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 		return RebuildResult{}, err
 	}
 	res := RebuildResult{ClearedThrough: -1}
-	latest, started, err := latestStartedCycle(ctx, js, run)
+	record, err := streams.LoadCycleRecord(ctx, js, run)
 	if err != nil {
 		return res, fmt.Errorf("buffersvc: rebuild: %w", err)
 	}
@@ -52,7 +54,7 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, store *Store, run stri
 		func(m streams.Message) error {
 			switch {
 			case m.Err != nil || m.Event.Run != run:
-			case !started || m.Event.Cycle < 0 || m.Event.Cycle > latest:
+			case record.Check(*m.Event) != nil:
 				res.IgnoredEnds++ // not the learner's: the live service dead-letters it
 			default:
 				res.ClearedThrough = max(res.ClearedThrough, m.Event.Cycle-int64(keepCycles))

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -94,6 +95,8 @@ type Service struct {
 	js    jetstream.JetStream
 	store *Store
 	cfg   Config
+	// gate checks cycle events against the learner's cycle record.
+	gate *streams.CycleGate
 
 	stored, replaced, dropped, dead, batches atomic.Int64
 	// samples holds the sample requests waiting, per client.
@@ -109,7 +112,8 @@ func NewService(nc *nats.Conn, js jetstream.JetStream, store *Store, cfg Config)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Service{nc: nc, js: js, store: store, cfg: cfg.withDefaults(), samples: newFairQueue[micro.Request]()}, nil
+	return &Service{nc: nc, js: js, store: store, cfg: cfg.withDefaults(), gate: streams.NewCycleGate(js, cfg.Run),
+		samples: newFairQueue[micro.Request]()}, nil
 }
 
 // Counters returns what the service has ingested since it started.
@@ -120,8 +124,9 @@ func (s *Service) Counters() IngestCounters {
 
 // Run rebuilds a store that disagrees with the log (lost, or outliving the
 // bus's store: see reconcileWithLog), registers the
-// micro service and consumes the swapped records and the
-// cycle.ended events until ctx ends; then it stops answering, finishes the
+// micro service and consumes the swapped records, the
+// cycle.ended events and (to dead-letter those the learner did not send)
+// the cycle.started events until ctx ends; then it stops answering, finishes the
 // batches in flight and returns nil. It returns early with an error if a
 // consumer cannot be created or the connection is lost.
 func (s *Service) Run(ctx context.Context) error {
@@ -149,6 +154,13 @@ func (s *Service) Run(ctx context.Context) error {
 				FilterSubject: sub.Ctrl(cycleEnded), AckWait: s.cfg.AckWait, Logger: s.cfg.Logger,
 				Counters: s.cfg.Counters,
 			}, streams.Typed(streams.Events, s.cfg.Run, s.clear))
+		},
+		func(ctx context.Context) error {
+			return streams.Consume(ctx, s.js, streams.ConsumerConfig{
+				Stream: streams.StreamCtrl, Durable: s.cfg.Durable + "-started", Component: Component,
+				FilterSubject: sub.Ctrl(schemas.EventCycleStarted), AckWait: s.cfg.AckWait, Logger: s.cfg.Logger,
+				Counters: s.cfg.Counters,
+			}, streams.Typed(streams.Events, s.cfg.Run, s.audit))
 		},
 	}
 	return runAll(ctx, loops)

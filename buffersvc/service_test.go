@@ -323,10 +323,7 @@ func TestCycleEndedClearsOldCycles(t *testing.T) {
 			}
 			b.waitRecords(t, 12)
 			streamstest.StartCycles(t, b.js, "r", 3)
-			ev := schemas.Event{Type: schemas.EventCycleEnded, Run: "r", Cycle: 2, Time: time.Unix(1700000000, 0).UTC()}
-			if _, err := streams.PublishEvent(context.Background(), b.js, ev); err != nil {
-				t.Fatal(err)
-			}
+			streamstest.EndCycle(t, b.js, "r", 2)
 			st := b.waitRecords(t, int64(4*len(tt.wantCycles)))
 			var cycles []int64
 			for _, c := range st.Cycles {
@@ -367,10 +364,7 @@ func TestRebuildReproducesTheBuffer(t *testing.T) {
 	}
 	b.waitRecords(t, 60)
 	streamstest.StartCycles(t, b.js, "r", 2)
-	ev := schemas.Event{Type: schemas.EventCycleEnded, Run: "r", Cycle: 0, Time: time.Unix(1700000000, 0).UTC()}
-	if _, err := streams.PublishEvent(context.Background(), b.js, ev); err != nil {
-		t.Fatal(err)
-	}
+	streamstest.EndCycle(t, b.js, "r", 0)
 	live := b.waitRecords(t, 40)
 
 	fresh, err := buffersvc.Open(t.TempDir(), buffersvc.Options{})

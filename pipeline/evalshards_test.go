@@ -160,11 +160,27 @@ func TestShardedEvaluationDeadLettersHostileResults(t *testing.T) {
 			}
 		}), "results[0].type: forged"},
 		{"not JSON", []byte("{"), "not a valid eval result"},
+		{"impossible figures", forge(func(r *schemas.EvalResult) { r.Results[0].Score = 0 }), "success true with score 0"},
+		// An exact answer to the shard but for its nonce, every episode a
+		// success, published ahead of the actor's: it used to count (the
+		// figures read 1.0) and the actor's was dead-lettered as a second
+		// result — or, published under the id the actor's result had,
+		// dropped as a duplicate of it.
+		{"an exact answer without the nonce", forge(func(r *schemas.EvalResult) { exact(t, cfg, r) }), "invalid nonce: not the shard's"},
+		{"an exact answer under the actor's id of old", forge(func(r *schemas.EvalResult) {
+			r.Shard, r.EpisodeStart, r.EpisodeEnd = 0, 0, 4
+			exact(t, cfg, r)
+		}), "invalid nonce: not the shard's"},
 	}
 	prepare := func(js jetstream.JetStream) {
 		for i, h := range hostile {
 			hdr := nats.Header{}
 			hdr.Set(streams.HeaderMsgID, fmt.Sprintf("hostile-%d", i))
+			if strings.Contains(h.name, "actor's id") {
+				var r schemas.EvalResult
+				_ = json.Unmarshal(h.data, &r)
+				hdr.Set(streams.HeaderMsgID, streams.EvalResultID(r)) // no nonce: the id every actor's result had
+			}
 			if _, err := streams.Publish(context.Background(), js, streams.Subjects("t1").Eval(4), h.data, hdr); err != nil {
 				t.Fatal(err)
 			}
@@ -181,6 +197,25 @@ func TestShardedEvaluationDeadLettersHostileResults(t *testing.T) {
 		if !slices.ContainsFunc(reasons, func(r string) bool { return strings.Contains(r, h.want) }) {
 			t.Errorf("the result %s: no dead letter naming %q in %q", h.name, h.want, reasons)
 		}
+	}
+}
+
+// exact gives r's episodes the task types the learner's evaluation gives
+// them (its sample of the split, as learnersvc draws it), so that r
+// answers its shard in every field but the nonce.
+func exact(t *testing.T, cfg Config, r *schemas.EvalResult) {
+	t.Helper()
+	env, err := envs.New(cfg.Learner.Env, cfg.Learner.EnvOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := env.Tasks(r.Split, 0, cfg.Learner.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks = rollout.EvalSample(tasks, cfg.Learner.EvalEpisodes, rollout.EpisodeSeed(cfg.Learner.Seed, "eval-sample", r.Split))
+	for i := range r.Results {
+		r.Results[i].Type = tasks[r.EpisodeStart+i].Type
 	}
 }
 

@@ -104,5 +104,5 @@ func (a *Actor) Evaluate(ctx context.Context, sh schemas.EvalShard) (schemas.Eva
 	}
 	return schemas.EvalResult{Run: sh.Run, Update: sh.Update, PolicyVersion: sh.PolicyVersion, Split: sh.Split,
 		Shard: sh.Shard, Shards: sh.Shards, EpisodeStart: sh.EpisodeStart, EpisodeEnd: sh.EpisodeEnd, Episodes: sh.Episodes,
-		Evaluator: a.cfg.Name, Results: rollout.EvalEpisodes(results)}, nil
+		Evaluator: a.cfg.Name, Nonce: sh.Nonce, Results: rollout.EvalEpisodes(results)}, nil
 }

@@ -42,6 +42,16 @@ type ExplorerConfig struct {
 	// Counters, if set, counts the shards its consumer settles
 	// (streams.ConsumerConfig.Counters).
 	Counters streams.Counters
+	// StepBudget bounds the environment steps' worth of rollouts the
+	// explorer holds at once for a shard: one update of π_B's training
+	// (every task of the cycle × the plan's group) or the shard's
+	// collection, every episode counted at the environment's step limit
+	// (policy.DefaultMaxSteps for an environment without one). ShardBudget
+	// bounds the steps of a shard in all. A shard over either is
+	// dead-lettered with its reason before anything is played, as an
+	// actor's rollout request over its budget is. Defaults
+	// DefaultExploreStepBudget and DefaultShardStepBudget.
+	StepBudget, ShardBudget int64
 	// Backend, if set, plays π_θ of each cycle's version through it (a
 	// policy behind an inference server, llm.Backend): the tilted mode
 	// (by sampling-importance-resampling, see llm.Player) and the frozen
@@ -56,12 +66,18 @@ func (c ExplorerConfig) withDefaults() ExplorerConfig {
 	if c.RandomPRMSeed == 0 {
 		c.RandomPRMSeed = 1
 	}
+	if c.StepBudget == 0 {
+		c.StepBudget = DefaultExploreStepBudget
+	}
+	if c.ShardBudget == 0 {
+		c.ShardBudget = DefaultShardStepBudget
+	}
 	return c
 }
 
 // Validate reports every problem with the configuration.
 func (c ExplorerConfig) Validate() error {
-	return streams.ValidateRun(c.Run)
+	return errors.Join(streams.ValidateRun(c.Run), validateBudgets(c.StepBudget, c.ShardBudget))
 }
 
 // TrainerOf decodes π_B's trainer configuration from a plan, with the
@@ -76,6 +92,10 @@ func TrainerOf(plan schemas.CyclePlan) (learner.Config, error) {
 	tc.Rewards = learner.RewardDense
 	return tc, tc.Validate()
 }
+
+// ExplorerComponent names explorers in dead-letter subjects
+// (rspo.<run>.dlq.explorer): explore shards they cannot explore go there.
+const ExplorerComponent = "explorer"
 
 // ExplorerDurable names the work-queue consumer of explore shards
 // (rspo.<run>.work.explore) that run's explorers share: each shard is
@@ -108,15 +128,20 @@ func NewExplorer(js jetstream.JetStream, cfg ExplorerConfig) (*Explorer, error) 
 	return &Explorer{cfg: cfg, js: js, policies: NewPolicyCache(js, cfg.Run, 2), plans: newCyclePlans(js, cfg.Run)}, nil
 }
 
-// Run explores shards until ctx ends, then finishes the shard in hand.
+// Run explores shards until ctx ends. The shard in hand is then given
+// back at once, its episodes in play stopping at their next step, rather
+// than finished: a shard can take minutes, another explorer (or this one
+// restarted) redoes it with the same seeds and trajectory ids, and a stop
+// must not wait for it.
 func (x *Explorer) Run(ctx context.Context) error {
 	return streams.Consume(ctx, x.js, streams.ConsumerConfig{
 		Stream:        streams.StreamWork,
 		Durable:       ExplorerDurable(x.cfg.Run),
 		FilterSubject: streams.Subjects(x.cfg.Run).WorkExplore,
-		Component:     "explorer",
+		Component:     ExplorerComponent,
 		Batch:         1,
 		AckWait:       x.cfg.AckWait,
+		GiveBack:      true,
 		Logger:        x.cfg.Logger,
 		Counters:      x.cfg.Counters,
 	}, streams.Typed(streams.ExploreShards, x.cfg.Run, x.handle))
@@ -182,6 +207,9 @@ func (x *Explorer) ExploreShard(ctx context.Context, e schemas.Event, plan schem
 	env, err := x.envs.Get(plan.Env, plan.EnvOptions)
 	if err != nil {
 		return ExploreResult{}, streams.Reject(err)
+	}
+	if err := x.checkBudget(e.Cycle, plan, env, shard); err != nil {
+		return ExploreResult{}, err
 	}
 	var pB *policy.Policy // a copy of π_θ, trained or not; nil when the backend plays
 	if x.cfg.Backend == nil {

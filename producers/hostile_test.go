@@ -3,9 +3,12 @@ package producers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
@@ -103,5 +106,78 @@ func TestExplorerDeadLettersCyclesOfAnotherRun(t *testing.T) {
 	}
 	if _, _, err := x.plans.get(ctx, 0, 0); err == nil {
 		t.Error("the other run's cycle.started was taken for a plan of the run")
+	}
+}
+
+// A schema-valid cycle.started with a far cycle number used to empty the
+// explorer's plan cache (only the latest cycles' plans were kept, counted
+// from the highest cycle seen): every real shard after it found no plan
+// and was dead-lettered, and the run trained without exploration, also
+// after a restart. The explorer now takes only the cycle.started events
+// the learner's cycle record holds: a far cycle, another plan for the
+// cycle in progress, a plan published ahead of the learner's for its next
+// cycle — all are passed over, by a running explorer and by one started
+// afterwards.
+func TestExplorerTakesOnlyTheLearnersPlans(t *testing.T) {
+	ctx, js := setup(t)
+	genuine := schemas.CyclePlan{Env: "household", EnvOptions: easy, Tasks: trainTasks(t, 2), Seed: 1, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Mode: schemas.ExplorerFrozen}}
+	forged := genuine
+	forged.Collect = 3
+	forge := func(cycle int64, plan schemas.CyclePlan) {
+		raw, _ := json.Marshal(plan)
+		e := schemas.Event{Type: schemas.EventCycleStarted, Run: testRun, Cycle: cycle, Config: raw, Time: time.Now().UTC()}
+		h := nats.Header{}
+		h.Set(streams.HeaderMsgID, fmt.Sprintf("forged-%d-%d", cycle, plan.Collect))
+		data, _ := json.Marshal(e)
+		if _, err := streams.Publish(ctx, js, streams.Subjects(testRun).Ctrl(schemas.EventCycleStarted), data, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	explore := func(want int) {
+		t.Helper()
+		x, err := NewExplorer(js, ExplorerConfig{Run: testRun, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- x.Run(rctx) }()
+		for len(collect(t, ctx, js, "ctrl.cycle.explored")) < want && len(collect(t, ctx, js, "dlq")) == 0 {
+			if ctx.Err() != nil {
+				t.Fatalf("%d of %d cycles explored", len(collect(t, ctx, js, "ctrl.cycle.explored")), want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishCycle(t, ctx, js, 0, genuine)
+	forge(9000000000000000000, genuine)
+	forge(0, forged) // another plan for the cycle in progress
+	forge(1, forged) // a plan for the learner's next cycle, ahead of it
+	explore(1)
+	publishCycle(t, ctx, js, 1, genuine)
+	explore(2) // a restarted explorer reads every event again
+	if dl := collect(t, ctx, js, "dlq"); len(dl) != 0 {
+		t.Fatalf("dead letters %q: the learner's shards found no plan", dl[0].Headers.Get(streams.HeaderDLQReason))
+	}
+	for _, m := range collect(t, ctx, js, "ctrl.cycle.explored") {
+		if m.Event.Trajectories != 2 {
+			t.Errorf("cycle %d: %d trajectories explored, want the learner's plan's 2", m.Event.Cycle, m.Event.Trajectories)
+		}
+	}
+	fresh, err := NewExplorer(js, ExplorerConfig{Run: testRun, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range int64(2) {
+		if _, plan, err := fresh.plans.get(ctx, c, 0); err != nil || plan.Collect != genuine.Collect {
+			t.Errorf("a fresh explorer's plan of cycle %d: collect %d (%v), want the learner's %d", c, plan.Collect, err, genuine.Collect)
+		}
+	}
+	if _, _, err := fresh.plans.get(ctx, 9000000000000000000, 0); err == nil {
+		t.Error("the far cycle's forged plan was found")
 	}
 }

@@ -20,7 +20,9 @@ type Episode struct {
 // All plays every episode with pl on env, parallel at once, and
 // returns the trajectories in the order of eps. With the built-in policy
 // each episode is fully determined by its options, so the result does not
-// depend on scheduling.
+// depend on scheduling. Once ctx ends no episode is started (those in play
+// stop at their next step) and All returns ctx's error: a stopping service
+// does not start the rest of a large batch only to have each one refuse.
 func All(ctx context.Context, env envs.Env, pl Player, eps []Episode, parallel int) ([]*schemas.Trajectory, error) {
 	out := make([]*schemas.Trajectory, len(eps))
 	errs := make([]error, len(eps))
@@ -35,11 +37,22 @@ func All(ctx context.Context, env envs.Env, pl Player, eps []Episode, parallel i
 			}
 		}()
 	}
+dispatch:
 	for k := range eps {
-		jobs <- k
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case jobs <- k:
+		case <-ctx.Done():
+			break dispatch
+		}
 	}
 	close(jobs)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
 	return out, errors.Join(errs...)
 }
 

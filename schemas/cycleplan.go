@@ -66,17 +66,37 @@ type CyclePlan struct {
 	Nonce string `json:"nonce,omitempty"`
 }
 
+// Bounds of a cycle plan's values besides the explorer settings' own
+// declared ranges (ExploreSettings: group and collection up to 1024, tilt
+// up to 1000, PRM noise up to 100). A plan is the learner's request of
+// work from every explorer, and anything that can publish a cycle.started
+// event can send one, so each has a ceiling far above what a run asks (the
+// suites' largest plan: 140 tasks, group 4, k = 10). Whether a plan within
+// them fits an explorer is the explorer's step budgets' question
+// (producers.ExplorerConfig).
+const (
+	// MaxPlanUpdates bounds Updates, π_B's dense-reward updates.
+	MaxPlanUpdates = 1000
+	// MaxPlanTrainerBytes bounds Trainer, π_B's trainer settings as JSON
+	// (the learner's are a few hundred bytes).
+	MaxPlanTrainerBytes = 64 << 10
+	// MaxPlanEnvOptions bounds the number of EnvOptions.
+	MaxPlanEnvOptions = 64
+)
+
 // Validate reports whether the plan can be carried out.
 func (p CyclePlan) Validate() error {
 	switch {
 	case p.Env == "":
 		return &ValidationError{Field: "plan.env", Reason: "empty"}
+	case len(p.EnvOptions) > MaxPlanEnvOptions:
+		return &ValidationError{Field: "plan.env_options", Reason: fmt.Sprintf("%d options, at most %d", len(p.EnvOptions), MaxPlanEnvOptions)}
 	case len(p.Tasks) == 0 || len(p.Tasks) > MaxRolloutTasks:
 		return &ValidationError{Field: "plan.tasks", Reason: fmt.Sprintf("%d tasks, want 1..%d", len(p.Tasks), MaxRolloutTasks)}
 	case p.GroupSize < 1 || p.GroupSize > 1024:
 		return &ValidationError{Field: "plan.group_size", Reason: fmt.Sprintf("%d not in 1..1024", p.GroupSize)}
-	case p.Updates < 0 || p.Updates > 1000:
-		return &ValidationError{Field: "plan.updates", Reason: fmt.Sprintf("%d not in 0..1000", p.Updates)}
+	case p.Updates < 0 || p.Updates > MaxPlanUpdates:
+		return &ValidationError{Field: "plan.updates", Reason: fmt.Sprintf("%d not in 0..%d", p.Updates, MaxPlanUpdates)}
 	case p.Collect < 0 || p.Collect > 1024:
 		return &ValidationError{Field: "plan.collect", Reason: fmt.Sprintf("%d not in 0..1024", p.Collect)}
 	case p.Collect == 0 && !(p.SwapAll && p.Updates > 0):
@@ -85,6 +105,13 @@ func (p CyclePlan) Validate() error {
 		return &ValidationError{Field: "plan.prm_version", Reason: "negative"}
 	case p.Shards < 0 || p.Shards > len(p.Tasks):
 		return &ValidationError{Field: "plan.shards", Reason: fmt.Sprintf("%d shards for %d tasks, want 1..%d (0: one)", p.Shards, len(p.Tasks), len(p.Tasks))}
+	case len(p.Trainer) > MaxPlanTrainerBytes:
+		return &ValidationError{Field: "plan.trainer", Reason: fmt.Sprintf("%d bytes, at most %d", len(p.Trainer), MaxPlanTrainerBytes)}
+	}
+	for i, t := range p.Tasks {
+		if t.ID == "" {
+			return &ValidationError{Field: fmt.Sprintf("plan.tasks[%d].id", i), Reason: "empty"}
+		}
 	}
 	if err := CheckNonce("plan.nonce", p.Nonce); err != nil {
 		return err

@@ -11,7 +11,8 @@ import (
 func FuzzCyclePlanOf(f *testing.F) {
 	good, _ := json.Marshal(validPlan())
 	for _, seed := range [][]byte{good, []byte(`{}`), []byte(`{"env":"household","tasks":[{"id":"t"}],"group_size":1,"collect":1,"tilt":-1}`),
-		[]byte(`{"env":"x","tasks":[{"id":"t"}],"group_size":1,"collect":1,"trainer":{"LR":1e309}}`), []byte(`[`)} {
+		[]byte(`{"env":"x","tasks":[{"id":"t"}],"group_size":1,"collect":1,"trainer":{"LR":1e309}}`), []byte(`[`),
+		[]byte(`{"env":"household","tasks":[{"id":"t"}],"group_size":1,"collect":1,"mode":"frozen","tilt":1e308}`)} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, config []byte) {

@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -48,9 +49,22 @@ func TestCyclePlanValidate(t *testing.T) {
 		{"unknown mode", func(p *CyclePlan) { p.Mode = "psychic" }, "plan.mode"},
 		{"negative tilt", func(p *CyclePlan) { p.Tilt = -1 }, "plan.tilt"},
 		{"NaN tilt", func(p *CyclePlan) { p.Tilt = math.NaN() }, "plan.tilt"},
+		{"infinite tilt", func(p *CyclePlan) { p.Tilt = math.Inf(1) }, "plan.tilt"},
+		// A cycle.started with tilt 1e308 used to be carried out.
 		{"huge tilt", func(p *CyclePlan) { p.Tilt = 1e308 }, "plan.tilt"},
 		{"huge noise", func(p *CyclePlan) { p.PRMNoise = 1e9 }, "plan.prm_noise"},
 		{"negative noise", func(p *CyclePlan) { p.PRMNoise = -0.1 }, "plan.prm_noise"},
+		{"group above the maximum", func(p *CyclePlan) { p.GroupSize = 1025 }, "plan.group_size"},
+		{"updates above the maximum", func(p *CyclePlan) { p.Updates = MaxPlanUpdates + 1 }, "plan.updates"},
+		{"a task without an id", func(p *CyclePlan) { p.Tasks[0].ID = "" }, "plan.tasks[0].id"},
+		{"trainer settings too large", func(p *CyclePlan) {
+			p.Trainer = json.RawMessage(`"` + strings.Repeat("x", MaxPlanTrainerBytes) + `"`)
+		}, "plan.trainer"},
+		{"too many env options", func(p *CyclePlan) {
+			for i := range MaxPlanEnvOptions + 1 {
+				p.EnvOptions[fmt.Sprint("k", i)] = "v"
+			}
+		}, "plan.env_options"},
 		{"gate above 1", func(p *CyclePlan) { p.GateAUC = 1.5 }, "plan.gate_auc"},
 		{"tilt with noise", func(p *CyclePlan) { p.Tilt, p.PRMNoise = 2, 0.1 }, "plan.prm_noise"},
 		{"negative shards", func(p *CyclePlan) { p.Shards = -1 }, "plan.shards"},
@@ -73,5 +87,10 @@ func TestCyclePlanValidate(t *testing.T) {
 	swapAll.Collect, swapAll.SwapAll = 0, true
 	if err := swapAll.Validate(); err != nil {
 		t.Errorf("swap_all with no collection: got %v, want nil", err)
+	}
+	strongest := validPlan()
+	strongest.Tilt, strongest.GroupSize, strongest.Updates = 1000, 1024, MaxPlanUpdates
+	if err := strongest.Validate(); err != nil {
+		t.Errorf("a plan at the maxima: got %v, want nil", err)
 	}
 }

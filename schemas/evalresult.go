@@ -23,6 +23,9 @@ type EvalResult struct {
 	Episodes      int    `json:"episodes"`
 	// Evaluator names who played the shard (the actor's name).
 	Evaluator string `json:"evaluator"`
+	// Nonce echoes the shard's: the proof that the result comes from
+	// whoever took the shard from the work queue.
+	Nonce string `json:"nonce,omitempty"`
 	// Results holds one entry per episode of the shard, in episode order.
 	Results []EvalEpisode `json:"results"`
 }
@@ -31,8 +34,9 @@ type EvalResult struct {
 type EvalEpisode struct {
 	// Type is the episode's task type.
 	Type string `json:"type"`
-	// Success says whether the task was completed; Score is the outcome
-	// reward.
+	// Success says whether the task was completed; Score is the graded
+	// score (envs.Score: the outcome reward, or the environment's own
+	// grade), in [0, 1].
 	Success bool    `json:"success"`
 	Score   float64 `json:"score"`
 	// Steps is the number of actions taken, Inadmissible how many of them
@@ -43,8 +47,8 @@ type EvalEpisode struct {
 
 // Validate reports whether the result is well formed: placed as a shard
 // is (EvalShard.Validate), one entry per episode of its range, each with
-// a task type, a finite score and 0 ≤ inadmissible ≤ steps ≤ MaxSteps.
-// Whether it answers a given shard is Answers's question.
+// a task type, a score in [0, 1] and 0 ≤ inadmissible ≤ steps ≤
+// MaxSteps. Whether it answers a given shard is Answers's question.
 func (r EvalResult) Validate() error {
 	if err := CheckRunName(r.Run); err != nil {
 		return err
@@ -53,6 +57,9 @@ func (r EvalResult) Validate() error {
 		return err
 	}
 	if err := checkEvalName("evaluator", r.Evaluator); err != nil {
+		return err
+	}
+	if err := CheckNonce("nonce", r.Nonce); err != nil {
 		return err
 	}
 	if n := r.EpisodeEnd - r.EpisodeStart; len(r.Results) != n {
@@ -64,8 +71,8 @@ func (r EvalResult) Validate() error {
 			return err
 		}
 		switch {
-		case !isFinite(e.Score):
-			return &ValidationError{Field: field + ".score", Reason: fmt.Sprintf("%v is not finite", e.Score)}
+		case !(e.Score >= 0 && e.Score <= 1):
+			return &ValidationError{Field: field + ".score", Reason: fmt.Sprintf("%v not in [0, 1]", e.Score)}
 		case e.Steps < 0 || e.Steps > MaxSteps:
 			return &ValidationError{Field: field + ".steps", Reason: fmt.Sprintf("%d not in 0..%d", e.Steps, MaxSteps)}
 		case e.Inadmissible < 0 || e.Inadmissible > e.Steps:
@@ -76,8 +83,9 @@ func (r EvalResult) Validate() error {
 }
 
 // Answers reports whether r answers shard s: the same run, update, policy
-// version, split, shard and episode range, and each episode of the task
-// type the shard gave it. An error says what differs.
+// version, split, shard and episode range, the shard's nonce, and each
+// episode of the task type the shard gave it. An error says what differs
+// (never what the nonce is).
 func (r EvalResult) Answers(s EvalShard) error {
 	mismatch := func(field string, got, want any) error {
 		return &ValidationError{Field: field, Reason: fmt.Sprintf("%v, but the shard's is %v", got, want)}
@@ -103,6 +111,9 @@ func (r EvalResult) Answers(s EvalShard) error {
 		if e.Type != s.Tasks[i].Type {
 			return mismatch(fmt.Sprintf("results[%d].type", i), e.Type, s.Tasks[i].Type)
 		}
+	}
+	if r.Nonce != s.Nonce {
+		return &ValidationError{Field: "nonce", Reason: "not the shard's: the result does not come from whoever took the shard"}
 	}
 	return nil
 }

@@ -54,6 +54,12 @@ type EvalShard struct {
 	// Env is the environment name and EnvOptions its options.
 	Env        string            `json:"env"`
 	EnvOptions map[string]string `json:"env_options,omitempty"`
+	// Nonce is a value the learner chose for this shard and nobody else
+	// can guess (derived from the run's nonce key); the result must echo
+	// it, so only whoever took the shard from the work queue can answer
+	// it. At most MaxNonceBytes of [0-9a-z]; empty in shards of learners
+	// before nonces.
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // EvalShardEpisodes returns the episodes [lo, hi) of shard k of an
@@ -86,6 +92,9 @@ func (s EvalShard) Validate() error {
 		return err
 	}
 	if err := checkEvalPlace(s.Update, s.PolicyVersion, s.Split, s.Shard, s.Shards, s.EpisodeStart, s.EpisodeEnd, s.Episodes); err != nil {
+		return err
+	}
+	if err := CheckNonce("nonce", s.Nonce); err != nil {
 		return err
 	}
 	switch {

@@ -52,6 +52,12 @@ type ConsumerConfig struct {
 	// after ctx ends; the handler's context is cancelled then and the rest
 	// are returned to the stream. Default 30s.
 	DrainTimeout time.Duration
+	// GiveBack, when set, ends the handler's context as soon as ctx ends
+	// and returns the message in hand to the stream at once, instead of
+	// letting the handler finish it within DrainTimeout: for work that
+	// another instance redoes exactly and that can take minutes (an
+	// explorer's shard), so that a stop is not held up by it.
+	GiveBack bool
 	// Logger reports failed acks and transient fetch errors, and every
 	// dead-lettered message with its reason. Default slog.Default().
 	Logger *slog.Logger
@@ -181,16 +187,27 @@ func (w *worker) run(ctx context.Context, step stepFunc) error {
 	if err != nil {
 		return fmt.Errorf("streams: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Stream, err)
 	}
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	hctx, cancel := w.handlerContext(ctx)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(w.cfg.DrainTimeout, cancel) })
-	defer stop()
 	for ctx.Err() == nil {
 		if err := step(ctx, hctx, cons); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// handlerContext is the context handlers run under: ctx itself with
+// GiveBack (a child, cancelled in the same call as ctx, so no episode or
+// step starts after the stop), otherwise one that outlives ctx by
+// DrainTimeout.
+func (w *worker) handlerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if w.cfg.GiveBack {
+		return context.WithCancel(ctx)
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(w.cfg.DrainTimeout, cancel) })
+	return hctx, func() { stop(); cancel() }
 }
 
 // pull fetches up to Batch messages and handles each as it arrives.
@@ -236,7 +253,7 @@ func (w *worker) fetchFailed(ctx context.Context, err error) error {
 func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 	log := w.cfg.Logger.With("consumer", w.cfg.Durable, "subject", msg.Subject())
 	if ctx.Err() != nil { // drain timed out: give the message back now
-		w.settle(log, "nak", msg.Nak())
+		w.giveBack(log, msg)
 		return
 	}
 	var delivered uint64 = 1
@@ -257,12 +274,21 @@ func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
 	case errors.As(err, &rej):
 		w.deadLetter(ctx, log, msg, rej.Reason)
 	case ctx.Err() != nil:
-		w.settle(log, "nak", msg.Nak())
+		w.giveBack(log, msg)
 	case delivered >= uint64(w.cfg.MaxDeliver):
 		w.deadLetter(ctx, log, msg, fmt.Sprintf("failed %d deliveries, last error: %v", delivered, err))
 	default:
 		w.retry(log, msg, delivered, err)
 	}
+}
+
+// giveBack returns msg to the stream unhandled as the consumer stops. The
+// redelivery waits out MaxWait, the longest the pull in hand stays open: a
+// plain nak was redelivered into that dying pull at once, handed back
+// again and again until it expired, each time counted as a delivery, and
+// the last one then waited out the whole ack wait.
+func (w *worker) giveBack(log *slog.Logger, msg jetstream.Msg) {
+	w.settle(log, "nak", msg.NakWithDelay(w.cfg.MaxWait))
 }
 
 // retry gives msg back for redelivery after a delay growing with its

@@ -89,7 +89,7 @@ func (w *batchWorker) handle(ctx context.Context, fetched []jetstream.Msg) {
 	}
 	if ctx.Err() != nil { // drain timed out: give the messages back now
 		for _, msg := range msgs {
-			w.settle(w.log(msg), "nak", msg.Nak())
+			w.giveBack(w.log(msg), msg)
 		}
 		return
 	}
@@ -133,7 +133,7 @@ func (w *batchWorker) settleResult(ctx context.Context, msg jetstream.Msg, deliv
 		w.settle(log, "ack", msg.Ack())
 		w.cfg.Counters.Handled()
 	case ctx.Err() != nil:
-		w.settle(log, "nak", msg.Nak())
+		w.giveBack(log, msg)
 	case errors.As(err, &rej):
 		w.deadLetter(ctx, log, msg, rej.Reason)
 	case delivered >= uint64(w.cfg.MaxDeliver):

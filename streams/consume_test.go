@@ -344,6 +344,52 @@ func TestConsumeDrainTimeoutCancelsHandler(t *testing.T) {
 	}
 }
 
+// With GiveBack a stop does not wait for the message in hand: the
+// handler's context ends with the consumer's, however long the drain
+// would allow, and the message goes back to the stream at once for the
+// next instance, neither acknowledged nor dead-lettered.
+func TestConsumeGiveBackEndsTheHandlerAtOnce(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	if _, err := streams.PublishMetrics(context.Background(), js, metricsEvent("r1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	cfg := streams.ConsumerConfig{Stream: streams.StreamMetrics, Durable: "long", DrainTimeout: time.Hour, GiveBack: true}
+	stop := runConsumer(t, js, cfg, func(ctx context.Context, _ jetstream.Msg) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	<-started
+	done := make(chan error, 1)
+	go func() { done <- stop() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Consume returned %v, want nil", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Consume with GiveBack kept its handler running after the stop, as for a drain of an hour")
+	}
+	again := make(chan jetstream.Msg, 1)
+	runConsumer(t, js, cfg, func(_ context.Context, msg jetstream.Msg) error {
+		again <- msg
+		return nil
+	})
+	select {
+	case msg := <-again:
+		if md, err := msg.Metadata(); err != nil || md.NumDelivered != 2 {
+			t.Errorf("redelivered message metadata %+v (%v), want its second delivery", md, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the message given back was not delivered to the next consumer before its ack wait")
+	}
+	if n := streamMsgs(t, js, streams.StreamDLQ); n != 0 {
+		t.Errorf("got %d dead letters, want none for a message given back", n)
+	}
+}
+
 func streamMsgs(t *testing.T, js jetstream.JetStream, stream string) uint64 {
 	t.Helper()
 	st, err := js.Stream(context.Background(), stream)

@@ -30,6 +30,11 @@ func Publish(ctx context.Context, js jetstream.JetStream, subject string, data [
 // message id is derived from the event's fields (EventID), so a service
 // that re-announces the same event after a restart stores it once.
 func PublishEvent(ctx context.Context, js jetstream.JetStream, e schemas.Event) (*jetstream.PubAck, error) {
+	return publishEvent(ctx, js, e, EventID(e))
+}
+
+// publishEvent is PublishEvent under message id id.
+func publishEvent(ctx context.Context, js jetstream.JetStream, e schemas.Event, id string) (*jetstream.PubAck, error) {
 	if err := ValidateRun(e.Run); err != nil {
 		return nil, err
 	}
@@ -37,7 +42,7 @@ func PublishEvent(ctx context.Context, js jetstream.JetStream, e schemas.Event) 
 	if err != nil {
 		return nil, fmt.Errorf("streams: encode %s event: %w", e.Type, err)
 	}
-	h := dataHeaders(EventID(e), e.Run, e.Cycle, e.PolicyVersion, "", ContentTypeJSON)
+	h := dataHeaders(id, e.Run, e.Cycle, e.PolicyVersion, "", ContentTypeJSON)
 	h.Set(HeaderSchema, itoa(schemas.SchemaVersion))
 	return Publish(ctx, js, Subjects(e.Run).Ctrl(e.Type), b, h)
 }
@@ -153,11 +158,18 @@ func PublishEvalShard(ctx context.Context, js jetstream.JetStream, s schemas.Eva
 }
 
 // EvalResultID is an evaluation result's message id: that of the shard it
-// answers (EvalShardID) under "evalresult", so a shard played twice (its
-// actor killed after publishing, before acknowledging) stores its result
-// once within the dedupe window.
+// answers (EvalShardID) under "evalresult", with the shard's nonce, so a
+// shard played twice (its actor killed after publishing, before
+// acknowledging) stores its result once within the dedupe window, and a
+// result published ahead of the actor's under the id it would have
+// (which would have the actor's dropped as a duplicate) cannot be made
+// without the nonce.
 func EvalResultID(r schemas.EvalResult) string {
-	return fmt.Sprintf("%s/evalresult/u%d/p%d/%s/s%dof%d", r.Run, r.Update, r.PolicyVersion, r.Split, r.Shard, r.Shards)
+	id := fmt.Sprintf("%s/evalresult/u%d/p%d/%s/s%dof%d", r.Run, r.Update, r.PolicyVersion, r.Split, r.Shard, r.Shards)
+	if r.Nonce != "" {
+		id += "/" + r.Nonce
+	}
+	return id
 }
 
 // PublishEvalResult publishes an evaluation result on

@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/rspo-dev/rspo/buffersvc"
-	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 	"github.com/rspo-dev/rspo/streams/streamstest"
 	"github.com/rspo-dev/rspo/swapper"
@@ -45,10 +44,7 @@ func TestBufferRebuildCommand(t *testing.T) {
 	publishRecords(t, js, "r1", 0, 3)
 	want := publishRecords(t, js, "r1", 1, 5)
 	streamstest.StartCycles(t, js, "r1", 1)
-	ev := schemas.Event{Type: schemas.EventCycleEnded, Run: "r1", Cycle: 0, Time: time.Unix(1700000000, 0).UTC()}
-	if _, err := streams.PublishEvent(ctx, js, ev); err != nil {
-		t.Fatal(err)
-	}
+	streamstest.EndCycle(t, js, "r1", 0)
 	dir := filepath.Join(t.TempDir(), "buffer")
 	old, err := buffersvc.Open(dir, buffersvc.Options{})
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -67,7 +68,8 @@ type chaosCluster struct {
 	*stageCluster
 	nc       *nats.Conn
 	members  []*member
-	injected map[string]int // malformed messages published, by subject
+	updates  int            // the learner's
+	injected map[string]int // messages injected, by injection (chaos_inject_test.go)
 	start    time.Time
 }
 
@@ -80,7 +82,7 @@ func startChaos(t *testing.T, run string, updates int, timeout time.Duration) *c
 	dir, port := t.TempDir(), strconv.Itoa(freePort(t))
 	url := "nats://127.0.0.1:" + port
 	sc := &stageCluster{t: t, bin: buildRSPO(t), url: url, run: run, dir: dir, ctx: ctx}
-	c := &chaosCluster{stageCluster: sc, injected: map[string]int{}, start: time.Now()}
+	c := &chaosCluster{stageCluster: sc, updates: updates, injected: map[string]int{}, start: time.Now()}
 	// The bus keeps its store and port across restarts, as an operator
 	// restarting `serve nats` would.
 	c.add(busName, "serve", "nats", "--data", filepath.Join(dir, "bus"), "--port", port)
@@ -100,7 +102,9 @@ func startChaos(t *testing.T, run string, updates int, timeout time.Duration) *c
 	c.add("swapper", stage("swapper", "--ack-wait", "2s")...)
 	c.add("buffer", stage("buffer", "--data", filepath.Join(dir, "buffer"), "--ack-wait", "2s")...)
 	c.add("prm", stage("prm", "--random", "1")...)
-	c.add("learner", sc.learnerArgs(updates)...)
+	// The learner's evaluations go to the actors in 2 shards each, so that
+	// forged results have shards to answer.
+	c.add("learner", append(sc.learnerArgs(updates), "--eval-shards", "2")...)
 	return c
 }
 
@@ -240,8 +244,9 @@ type chaosPlan struct {
 	// minGap and maxGap bound the random pause before each kill.
 	minGap, maxGap time.Duration
 	timeout        time.Duration
-	// inject is how many malformed messages go to each bad subject, half
-	// before the first kill and half after the plan's middle kill.
+	// inject is how many messages of each injection (chaos_inject_test.go)
+	// are published: half before the first kill, half after a kill drawn
+	// at random.
 	inject int
 }
 
@@ -254,7 +259,9 @@ func (c *chaosCluster) chaos(p chaosPlan) {
 	order := killOrder(rng, p.targets, p.kills)
 	c.t.Logf("kill order %v", order)
 	kills := 0
-	c.injectBad(p.inject / 2)
+	irng := rand.New(rand.NewPCG(p.seed, 0x1a7ec7))
+	injectAt := 1 + irng.IntN(max(1, p.kills-1)) // the kill after which the second half goes in
+	c.inject(irng, p.inject/2)
 	last, next := time.Now(), time.Now().Add(gap(rng, p))
 	for deadline := time.Now().Add(p.timeout); ; time.Sleep(25 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -270,8 +277,8 @@ func (c *chaosCluster) chaos(p chaosPlan) {
 			continue
 		}
 		c.kill(c.member(order[kills]))
-		if kills++; kills == p.kills/2 {
-			c.injectBad(p.inject - p.inject/2)
+		if kills++; kills == injectAt {
+			c.inject(irng, p.inject-p.inject/2)
 		}
 		last, next = time.Now(), time.Now().Add(gap(rng, p))
 	}
@@ -322,44 +329,33 @@ func gap(rng *rand.Rand, p chaosPlan) time.Duration {
 	return p.minGap + time.Duration(rng.Int64N(int64(p.maxGap-p.minGap)+1))
 }
 
-// badSubjects are where the harness publishes malformed messages, and the
-// stage expected to dead-letter them.
-func (c *chaosCluster) badSubjects() map[string]string {
-	s := streams.Subjects(c.run)
-	return map[string]string{s.TrajExplore: "swapper", s.WorkRollout: "actor", s.Swapped: "buffer"}
-}
-
-// injectBad publishes n undecodable messages on each bad subject. Each has
-// its own message id, so a publish retried across a bus restart is stored
-// once and the count stays exact.
-func (c *chaosCluster) injectBad(n int) {
-	c.t.Helper()
-	for subject := range c.badSubjects() {
-		for range n {
-			i := c.injected[subject]
-			msg := &nats.Msg{Subject: subject, Data: []byte("not a payload " + strconv.Itoa(i)), Header: nats.Header{}}
-			msg.Header.Set(streams.HeaderMsgID, fmt.Sprintf("garbage-%s-%d", subject, i))
-			if err := c.publishRetrying(msg); err != nil {
-				c.t.Fatalf("inject on %s: %v", subject, err)
-			}
-			c.injected[subject]++
-		}
-	}
-	c.note("injected %d malformed messages on each of %d subjects", n, len(c.badSubjects()))
-}
-
-func (c *chaosCluster) publishRetrying(msg *nats.Msg) error {
-	var err error
+// publishRetrying publishes msg until the bus acknowledges it and reports
+// whether msg is what the stream holds under its message id: a retry
+// across a bus restart is a duplicate of msg itself, but a message whose
+// id another already took is not stored.
+func (c *chaosCluster) publishRetrying(msg *nats.Msg) (stored bool, err error) {
+	var ack *jetstream.PubAck
 	for range 50 {
 		ctx, cancel := context.WithTimeout(c.ctx, time.Second)
-		_, err = c.js.PublishMsg(ctx, msg)
+		ack, err = c.js.PublishMsg(ctx, msg)
 		cancel()
 		if err == nil {
-			return nil
+			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return err
+	if err != nil || !ack.Duplicate {
+		return err == nil, err
+	}
+	st, err := c.js.Stream(c.ctx, ack.Stream)
+	if err != nil {
+		return false, err
+	}
+	held, err := st.GetMsg(c.ctx, ack.Sequence)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(held.Data, msg.Data), nil
 }
 
 // report logs, per member, the kills, restarts and unplanned exits.

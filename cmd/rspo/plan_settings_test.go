@@ -117,6 +117,8 @@ func TestServeStagesRefuseFlagsTheyDoNotUse(t *testing.T) {
 		{"learner actors", []string{"serve", "learner", "--run", "r", "--actors", "2"}, []string{"--actors", "its own"}},
 		{"actor ack wait 0", []string{"serve", "actor", "--run", "r", "--ack-wait", "0s"}, []string{"--ack-wait 0s"}},
 		{"explorer ack wait 0", []string{"serve", "explorer", "--run", "r", "--ack-wait", "0s"}, []string{"--ack-wait 0s"}},
+		{"explorer step budget 0", []string{"serve", "explorer", "--run", "r", "--step-budget", "0"}, []string{"--step-budget 0"}},
+		{"explorer shard budget -1", []string{"serve", "explorer", "--run", "r", "--shard-budget", "-1"}, []string{"--shard-budget -1"}},
 		{"learner actors in config", []string{"serve", "learner", "--run", "r", "--config", cfgFile}, []string{`"actors"`, "serve actor"}},
 	}
 	for _, tt := range tests {

@@ -129,6 +129,9 @@ func newServeExplorerCmd() *cobra.Command {
 			if cfg.Explorer.AckWait <= 0 {
 				return fmt.Errorf("--ack-wait %v: give a positive duration", cfg.Explorer.AckWait)
 			}
+			if cfg.Explorer.StepBudget <= 0 || cfg.Explorer.ShardBudget <= 0 {
+				return fmt.Errorf("--step-budget %d, --shard-budget %d: give positive numbers of steps", cfg.Explorer.StepBudget, cfg.Explorer.ShardBudget)
+			}
 			var err error
 			if cfg.Policy, err = ps.Config(); err != nil {
 				return err
@@ -141,6 +144,10 @@ func newServeExplorerCmd() *cobra.Command {
 	fs.StringVar(&cfg.Explorer.Name, "name", "", "explorer name in trajectories (default explorer-<host>-<pid>)")
 	fs.IntVar(&cfg.Explorer.Parallel, "parallel", 0, "episodes played at once (default GOMAXPROCS)")
 	fs.DurationVar(&cfg.Explorer.AckWait, "ack-wait", 30*time.Second, "a killed explorer's shard goes to another explorer after this long (heartbeats every third of it)")
+	fs.Int64Var(&cfg.Explorer.StepBudget, "step-budget", producers.DefaultExploreStepBudget,
+		"most environment steps' worth of rollouts held at once for a shard (a training update's or the collection, each episode at the step limit); shards over it are dead-lettered")
+	fs.Int64Var(&cfg.Explorer.ShardBudget, "shard-budget", producers.DefaultShardStepBudget,
+		"most environment steps one shard may take in all; shards over it are dead-lettered")
 	refuseFlags(fs, "explorer settings are the learner's (rspo serve learner --explorer, --explore-tilt, "+
 		"--prm-noise, --gate-auc, --lr, --epochs) and reach the explorer in every cycle's plan", explorerSettingFlags)
 	registerSettings(fs, &ps, stageExplorer) // tilted and frozen cycles may play through a chat server

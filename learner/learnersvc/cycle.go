@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rspo-dev/rspo/producers"
 	"github.com/rspo-dev/rspo/rollout"
 	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
@@ -42,7 +43,7 @@ func (s *Service) startCycle(ctx context.Context, cycle int64) error {
 	if err != nil {
 		return err
 	}
-	if err := s.event(ctx, schemas.Event{Type: schemas.EventCycleStarted, Cycle: cycle,
+	if err := s.announce(ctx, schemas.Event{Type: schemas.EventCycleStarted, Cycle: cycle,
 		PolicyVersion: s.pol.Version(), PRMVersion: plan.PRMVersion, Update: s.cp.Update, Config: raw}); err != nil {
 		return err
 	}
@@ -63,11 +64,18 @@ var errFound = errors.New("learnersvc: found")
 // cannot answer a shard — another policy version or shard count, or fewer
 // trajectories than the shard's tasks, the least any explorer mode
 // publishes — is logged, counted and ignored: a forged "explored, 0
-// trajectories" must not end the wait.
+// trajectories" must not end the wait. A shard an explorer dead-letters
+// (over its step budget, a plan it cannot carry out) is never explored,
+// so the run stops with the explorer's reason instead of waiting out
+// ExploreTimeout and training without it.
 func (s *Service) awaitExploration(ctx context.Context, cycle int64, plan schemas.CyclePlan) error {
 	deadline := time.Now().Add(s.cfg.ExploreTimeout)
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	refused := make(chan string, 1)
+	what := s.exploreShardsWaitedFor(cycle, plan)
+	defer s.settled(what)
+	go s.watchDeadLetters(wctx, producers.ExplorerComponent, s.queuedAs(what), refused, cancel)
 	reports := newShardReports(plan, s.pol.Version())
 	err := streams.Replay(wctx, s.js, streams.ReplayOptions{Run: s.cfg.Run,
 		Subject: streams.CtrlKind(schemas.EventCycleExplored), Follow: true},
@@ -91,6 +99,11 @@ func (s *Service) awaitExploration(ctx context.Context, cycle int64, plan schema
 	if !errors.Is(err, errFound) {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		select {
+		case why := <-refused:
+			return permanent(fmt.Errorf("learnersvc: exploration of cycle %d: %s", cycle, why))
+		default:
 		}
 		s.cfg.Logger.Warn("not every shard explored before the timeout: training on what the buffer holds",
 			"cycle", cycle, "shards_explored", len(reports.got), "shards", plan.ShardCount(),
@@ -140,7 +153,7 @@ func (s *Service) shortCycle(cycle int64) {
 // endCycle publishes cycle.ended (the buffer clears the cycle) and, when
 // configured, refreshes the PRM from the run's streams for the next cycle.
 func (s *Service) endCycle(ctx context.Context, cycle int64) error {
-	if err := s.event(ctx, schemas.Event{Type: schemas.EventCycleEnded, Cycle: cycle,
+	if err := s.announce(ctx, schemas.Event{Type: schemas.EventCycleEnded, Cycle: cycle,
 		PolicyVersion: s.pol.Version(), Update: s.cp.Update}); err != nil {
 		return err
 	}

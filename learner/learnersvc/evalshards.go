@@ -68,6 +68,9 @@ func (s *Service) evaluateSharded(ctx context.Context) ([]rollout.Report, error)
 			Seed: seed, Greedy: s.cfg.EvalGreedy, Env: s.cfg.Env, EnvOptions: s.cfg.EnvOptions}
 		all = append(all, schemas.EvalShardsOf(job, rollout.TaskRefs(tasks), s.cfg.EvalShards)...)
 	}
+	for i := range all {
+		all[i].Nonce = s.nonces.Eval(streams.EvalShardID(all[i]))
+	}
 	for _, sh := range all {
 		ack, err := streams.PublishEvalShard(ctx, s.js, sh)
 		if err != nil {
@@ -100,7 +103,7 @@ func (s *Service) evaluateSharded(ctx context.Context) ([]rollout.Report, error)
 // budget) is never answered, so the wait ends with a permanent error
 // naming the actor's reason instead of hanging.
 func (s *Service) awaitEvalResults(ctx context.Context, shards []schemas.EvalShard) (*evalResults, error) {
-	got := newEvalResults(shards)
+	got := newEvalResults(shards, evalLimitsOf(s.env))
 	var answered atomic.Int64
 	start := time.Now()
 	wctx, cancel := context.WithCancel(ctx)
@@ -208,26 +211,36 @@ type workItem struct {
 // what it is, the dead-lettering component and its reason to refused and
 // calls stop.
 func (s *Service) watchActorDeadLetters(ctx context.Context, items map[string]workItem, refused chan<- string, stop func()) {
-	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + "." + producers.Component, Follow: true},
+	s.watchDeadLetters(ctx, producers.Component, items, refused, stop)
+}
+
+// watchDeadLetters is watchActorDeadLetters for the dead letters of
+// component's stage.
+func (s *Service) watchDeadLetters(ctx context.Context, component string, items map[string]workItem, refused chan<- string, stop func()) {
+	_ = streams.Replay(ctx, s.js, streams.ReplayOptions{Run: s.cfg.Run, Subject: streams.KindDLQ + streams.SubjectKind("."+component), Follow: true},
 		func(m streams.Message) error {
 			item, ok := items[m.Headers.Get(streams.HeaderDLQMsgID)]
 			if !ok || item.seq != 0 && m.Headers.Get(streams.HeaderDLQSeq) != strconv.FormatUint(item.seq, 10) {
 				return nil
 			}
-			refused <- fmt.Sprintf("%s was dead-lettered by the %s: %s (no actor will play it)",
-				item.desc, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason))
+			refused <- fmt.Sprintf("%s was dead-lettered by the %s: %s (no %s will take it)",
+				item.desc, m.Headers.Get(streams.HeaderDLQComponent), m.Headers.Get(streams.HeaderDLQReason), component)
 			stop()
 			return errFound
 		})
 }
 
 // evalResults collects the answers to one evaluation's shards: the first
-// valid result of each shard counts.
+// valid result of each shard counts. A result that does not echo its
+// shard's nonce, or with figures no episode of the environment can have,
+// is not valid: a forgery published ahead of the actor's result cannot
+// make the actor's a duplicate.
 type evalResults struct {
 	shards map[evalKey]schemas.EvalShard
 	got    map[evalKey]schemas.EvalResult
 	// counts are the shard counts of the evaluated splits.
 	counts map[string]int
+	limits evalLimits
 }
 
 type evalKey struct {
@@ -235,8 +248,9 @@ type evalKey struct {
 	shard int
 }
 
-func newEvalResults(shards []schemas.EvalShard) *evalResults {
-	r := &evalResults{shards: map[evalKey]schemas.EvalShard{}, got: map[evalKey]schemas.EvalResult{}, counts: map[string]int{}}
+func newEvalResults(shards []schemas.EvalShard, limits evalLimits) *evalResults {
+	r := &evalResults{shards: map[evalKey]schemas.EvalShard{}, got: map[evalKey]schemas.EvalResult{}, counts: map[string]int{},
+		limits: limits}
 	for _, sh := range shards {
 		r.shards[evalKey{sh.Split, sh.Shard}] = sh
 		r.counts[sh.Split] = sh.Shards
@@ -258,6 +272,9 @@ func (r *evalResults) add(m streams.Message) (reason string) {
 			return fmt.Sprintf("eval result of shard %d of %d of split %s: the evaluation has %d shards of it", res.Shard, res.Shards, res.Split, n)
 		}
 		return fmt.Sprintf("eval result of split %q, which this evaluation does not evaluate", res.Split)
+	}
+	if err := r.limits.check(res); err != nil {
+		return fmt.Sprintf("eval result of shard %d of %s at update %d has impossible figures: %v", want.Shard, want.Split, want.Update, err)
 	}
 	if err := res.Answers(want); err != nil {
 		return fmt.Sprintf("eval result does not answer shard %d of %s at update %d: %v", want.Shard, want.Split, want.Update, err)

@@ -52,18 +52,30 @@ func evalShardsFixture() ([]schemas.EvalShard, []schemas.EvalResult) {
 		job := schemas.EvalShard{Run: "r1", Update: 10, PolicyVersion: 10, Split: split, Seed: 5, Env: "household"}
 		shards = append(shards, schemas.EvalShardsOf(job, tasks, 3)...)
 	}
+	for i := range shards {
+		shards[i].Nonce = fixtureKey.Eval(streams.EvalShardID(shards[i]))
+	}
 	results := make([]schemas.EvalResult, len(shards))
 	for k, sh := range shards {
 		r := schemas.EvalResult{Run: sh.Run, Update: sh.Update, PolicyVersion: sh.PolicyVersion, Split: sh.Split, Shard: sh.Shard,
-			Shards: sh.Shards, EpisodeStart: sh.EpisodeStart, EpisodeEnd: sh.EpisodeEnd, Episodes: sh.Episodes, Evaluator: "actor-a"}
+			Shards: sh.Shards, EpisodeStart: sh.EpisodeStart, EpisodeEnd: sh.EpisodeEnd, Episodes: sh.Episodes, Evaluator: "actor-a",
+			Nonce: sh.Nonce}
 		for i, task := range sh.Tasks {
 			ep := sh.EpisodeStart + i
-			r.Results = append(r.Results, schemas.EvalEpisode{Type: task.Type, Success: ep%2 == 0, Score: float64(ep) / 7, Steps: 3 + ep})
+			r.Results = append(r.Results, schemas.EvalEpisode{Type: task.Type, Success: ep%2 == 0, Score: float64(1 - ep%2), Steps: 3 + ep})
 		}
 		results[k] = r
 	}
 	return shards, results
 }
+
+// fixtureKey is the evaluation key of the fixture's learner, and
+// fixtureLimits its environment's: episodes of at most 10 steps, binary
+// outcomes.
+var (
+	fixtureKey    = NonceKey("0123456789abcdef0123456789abcdef")
+	fixtureLimits = evalLimits{maxSteps: 10, binary: true}
+)
 
 func msgOf(r schemas.EvalResult) streams.Message { return streams.Message{EvalResult: &r} }
 
@@ -99,8 +111,17 @@ func TestEvalResultsRefuseHostileAnswers(t *testing.T) {
 			r.Results = append(r.Results, r.Results[:2]...)
 		})), "invalid shard: 0 of 1, but the shard's is 0 of 3"},
 		{"forged task types", msgOf(forged(3, func(r *schemas.EvalResult) { r.Results[0].Type = "pick-forged" })), "results[0].type: pick-forged, but the shard's is pick"},
+		// A result that answers its shard in every field but the nonce,
+		// published ahead of the actor's, used to count — every episode a
+		// success — and the actor's was refused as a second result.
+		{"no nonce", msgOf(forged(0, func(r *schemas.EvalResult) { r.Nonce = "" })), "invalid nonce: not the shard's"},
+		{"another shard's nonce", msgOf(forged(4, func(r *schemas.EvalResult) { r.Nonce = shards[3].Nonce })), "invalid nonce: not the shard's"},
+		{"more steps than an episode takes", msgOf(forged(5, func(r *schemas.EvalResult) { r.Results[1].Steps = 11 })),
+			"impossible figures: results[1]: 11 steps, but an episode of the environment ends after 10"},
+		{"a success scored 0", msgOf(forged(5, func(r *schemas.EvalResult) { r.Results[0].Success, r.Results[0].Score = true, 0 })),
+			"impossible figures: results[0]: success true with score 0"},
 	}
-	got := newEvalResults(shards)
+	got := newEvalResults(shards, fixtureLimits)
 	for _, h := range hostile {
 		if reason := got.add(h.msg); !strings.Contains(reason, h.want) {
 			t.Errorf("%s: got reason %q, want one naming %q", h.name, reason, h.want)
@@ -117,7 +138,9 @@ func TestEvalResultsRefuseHostileAnswers(t *testing.T) {
 			t.Errorf("complete after %d of %d results: %v", k+1, len(honest), got.complete())
 		}
 	}
-	for _, dup := range []schemas.EvalResult{honest[4], forged(4, func(r *schemas.EvalResult) { r.Results[0].Success = !r.Results[0].Success })} {
+	for _, dup := range []schemas.EvalResult{honest[4], forged(4, func(r *schemas.EvalResult) {
+		r.Results[0].Success, r.Results[0].Score = !r.Results[0].Success, 1-r.Results[0].Score
+	})} {
 		if reason := got.add(msgOf(dup)); !strings.Contains(reason, "a second eval result of shard 1 of out_of_distribution") {
 			t.Errorf("duplicate by %s: got reason %q", dup.Evaluator, reason)
 		}

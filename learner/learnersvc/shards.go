@@ -27,11 +27,23 @@ func (c Config) validateShards() error {
 // within the cycle queues each shard once.
 func (s *Service) queueShards(ctx context.Context, cycle int64, plan schemas.CyclePlan) error {
 	for _, sh := range schemas.ShardsOf(s.cfg.Run, cycle, s.pol.Version(), plan) {
-		if _, err := streams.PublishExploreShard(ctx, s.js, sh); err != nil {
+		ack, err := streams.PublishExploreShard(ctx, s.js, sh)
+		if err != nil {
 			return fmt.Errorf("learnersvc: queue explore shard %d of cycle %d: %w", sh.Shard, cycle, err)
 		}
+		s.queued(streams.ExploreShardID(sh), ack)
 	}
 	return nil
+}
+
+// exploreShardsWaitedFor names the cycle's shards by message id, for
+// watchDeadLetters.
+func (s *Service) exploreShardsWaitedFor(cycle int64, plan schemas.CyclePlan) map[string]string {
+	what := map[string]string{}
+	for _, sh := range schemas.ShardsOf(s.cfg.Run, cycle, s.pol.Version(), plan) {
+		what[streams.ExploreShardID(sh)] = fmt.Sprintf("explore shard %d of %d of cycle %d", sh.Shard, sh.Shards, cycle)
+	}
+	return what
 }
 
 // shardReports collects the cycle.explored events of one cycle's shards:

@@ -107,22 +107,25 @@ var stagePerms = map[string]func(streams.RunSubjects) grant{
 			consume(streams.StreamWork, s.WorkEval), pub(s.EvalAll),
 			readObjects(streams.BucketPolicy), replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished)))
 	},
+	// The explorer, the swapper and the buffer read the learner's cycle
+	// record, against which they check every cycle event.
 	Explorer: func(s streams.RunSubjects) grant {
 		return grants(consume(streams.StreamWork, s.WorkExplore), replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)),
+			readState(streams.CycleRecordKey(s.Run)),
 			pub(s.TrajExplore, s.Ctrl(schemas.EventCycleExplored), s.Metrics(Explorer)),
 			readObjects(streams.BucketPolicy), readObjects(streams.BucketPRM),
 			replay(streams.StreamCtrl, s.Ctrl(schemas.EventPolicyPublished))) // --policy openai, as the actor
 	},
 	Swapper: func(s streams.RunSubjects) grant {
 		return grants(consume(streams.StreamTraj, s.TrajExplore), replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)),
-			pub(s.Swapped))
+			readState(streams.CycleRecordKey(s.Run)), pub(s.Swapped))
 	},
 	Buffer: func(s streams.RunSubjects) grant {
 		return grants(consume(streams.StreamSwapped, s.Swapped), consume(streams.StreamCtrl, s.Ctrl(schemas.EventCycleEnded)),
 			replay(streams.StreamSwapped, s.Swapped), replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleEnded)),
 			service(s.BufferSample, s.BufferStats),
-			// the latest cycle.started, against which cycle.ended events are checked
-			replay(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)))
+			// every cycle.started, dead-lettered unless the learner's record holds it
+			consume(streams.StreamCtrl, s.Ctrl(schemas.EventCycleStarted)), readState(streams.CycleRecordKey(s.Run)))
 	},
 	Learner: func(s streams.RunSubjects) grant {
 		return grants(replay(streams.StreamTraj, s.Traj(">")), replay(streams.StreamSwapped, s.Swapped),
@@ -202,6 +205,15 @@ func writeState(keys ...string) grant {
 	for _, k := range keys {
 		subj := "$KV." + streams.BucketState + "." + k
 		g.add(pub(subj, api("DIRECT.GET.KV_"+streams.BucketState+"."+subj)))
+	}
+	return g
+}
+
+// readState reads (only) the state bucket's given keys.
+func readState(keys ...string) grant {
+	var g grant
+	for _, k := range keys {
+		g.add(pub(api("DIRECT.GET.KV_" + streams.BucketState + ".$KV." + streams.BucketState + "." + k)))
 	}
 	return g
 }

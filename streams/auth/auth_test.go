@@ -271,6 +271,12 @@ func TestAuthRefusals(t *testing.T) {
 		{"ra", auth.Actor, "rspo.rb.eval.3"},
 		{"ra", auth.Swapper, "rspo.ra.traj.onpolicy"},
 		{"ra", auth.Buffer, "rspo.ra.ctrl.cycle.ended"},
+		// the learner's cycle record: readable by the stages that check
+		// cycle events against it, written by the learner alone
+		{"ra", auth.Explorer, "$KV.rspo_state.ra.learner.cycles"},
+		{"ra", auth.Swapper, "$KV.rspo_state.ra.learner.cycles"},
+		{"ra", auth.Buffer, "$KV.rspo_state.ra.learner.cycles"},
+		{"ra", auth.Explorer, "$JS.API.DIRECT.GET.KV_rspo_state.$KV.rspo_state.ra.learner.checkpoint"},
 		{"ra", auth.PRM, "$O.rspo_prm.C.x"},
 		{"ra", auth.Learner, "$JS.API.STREAM.DELETE.RSPO_TRAJ"},
 		{"ra", auth.Actor, "$JS.API.STREAM.CREATE.RSPO_X"},

@@ -49,15 +49,26 @@ func Connect(t testing.TB, s *server.Server) (*nats.Conn, jetstream.JetStream) {
 	return nc, js
 }
 
-// StartCycles publishes cycle.started for cycles 0..through of run, as its
-// learner does before the cycles' records and cycle.ended events exist:
-// services check control events against them.
+// StartCycles announces cycle.started for cycles 0..through of run, as
+// its learner does (streams.AnnounceCycle: recorded in the run's cycle
+// record, then published) before the cycles' records and cycle.ended
+// events exist: services check cycle events against the record.
 func StartCycles(t testing.TB, js jetstream.JetStream, run string, through int64) {
 	t.Helper()
 	for c := int64(0); c <= through; c++ {
-		e := schemas.Event{Type: schemas.EventCycleStarted, Run: run, Cycle: c, Time: time.Unix(1700000000, 0).UTC()}
-		if _, err := streams.PublishEvent(context.Background(), js, e); err != nil {
-			t.Fatal(err)
-		}
+		announce(t, js, schemas.Event{Type: schemas.EventCycleStarted, Run: run, Cycle: c, Time: time.Unix(1700000000, 0).UTC()})
+	}
+}
+
+// EndCycle announces cycle.ended of cycle c of run, as its learner does.
+func EndCycle(t testing.TB, js jetstream.JetStream, run string, c int64) {
+	t.Helper()
+	announce(t, js, schemas.Event{Type: schemas.EventCycleEnded, Run: run, Cycle: c, Time: time.Unix(1700000000, 0).UTC()})
+}
+
+func announce(t testing.TB, js jetstream.JetStream, e schemas.Event) {
+	t.Helper()
+	if _, err := streams.AnnounceCycle(context.Background(), js, e); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -51,7 +51,7 @@ func TestServiceRefusesRecordsNotOfTheirCycle(t *testing.T) {
 	sub := streams.Subjects("r")
 	plan := counterPlan(t, 2, 3, 4, 5, 6)
 	raw, _ := json.Marshal(plan)
-	if _, err := streams.PublishEvent(ctx, js, schemas.Event{Type: schemas.EventCycleStarted, Run: "r", Cycle: 1, Config: raw,
+	if _, err := streams.AnnounceCycle(ctx, js, schemas.Event{Type: schemas.EventCycleStarted, Run: "r", Cycle: 1, Config: raw,
 		Time: time.Unix(1700000000, 0).UTC()}); err != nil {
 		t.Fatal(err)
 	}

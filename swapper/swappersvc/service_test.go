@@ -284,7 +284,7 @@ func TestServiceRefusesTrajectoriesOfUnknownOrUnplannedEnvironments(t *testing.T
 	sub := streams.Subjects("r")
 	plan := schemas.CyclePlan{Env: swappertest.CounterEnv, Tasks: []schemas.TaskRef{{ID: "count/1"}}, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1}}
 	raw, _ := json.Marshal(plan)
-	if _, err := streams.PublishEvent(ctx, js, schemas.Event{Type: schemas.EventCycleStarted, Run: "r", Cycle: 1, Config: raw,
+	if _, err := streams.AnnounceCycle(ctx, js, schemas.Event{Type: schemas.EventCycleStarted, Run: "r", Cycle: 1, Config: raw,
 		Time: time.Unix(1700000000, 0).UTC()}); err != nil {
 		t.Fatal(err)
 	}
@@ -309,5 +309,56 @@ func TestServiceRefusesTrajectoriesOfUnknownOrUnplannedEnvironments(t *testing.T
 		if !strings.Contains(all, want) {
 			t.Errorf("dead-letter reasons %q, want one to mention %q", reasons, want)
 		}
+	}
+}
+
+// A cycle.started published after the learner's for the same cycle, with
+// another plan, used to replace the learner's plan in the swapper (the
+// latest event of a cycle was its plan): naming another environment, it
+// had every genuine trajectory of the cycle dead-lettered. A forged far
+// cycle's plan stayed in memory for good. The swapper takes only the
+// plans the learner's cycle record holds, running or started afterwards.
+func TestSwapperTakesOnlyTheLearnersPlans(t *testing.T) {
+	s := streamstest.RunServer(t)
+	_, js := streamstest.Connect(t, s)
+	ctx := context.Background()
+	sub := streams.Subjects("r")
+	genuine := schemas.CyclePlan{Env: swappertest.CounterEnv, Tasks: []schemas.TaskRef{{ID: "count/1"}}, ExploreSettings: schemas.ExploreSettings{GroupSize: 1, Collect: 1, Verify: true}}
+	forged := genuine
+	forged.Env, forged.Verify = "household", false
+	started := func(cycle int64, plan schemas.CyclePlan) schemas.Event {
+		raw, _ := json.Marshal(plan)
+		return schemas.Event{Type: schemas.EventCycleStarted, Run: "r", Cycle: cycle, Config: raw, Time: time.Unix(1700000000, 0).UTC()}
+	}
+	if _, err := streams.AnnounceCycle(ctx, js, started(1, genuine)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []schemas.Event{started(1, forged), started(9000000000000000000, forged)} {
+		e.Update = 7 // another message id than the learner's event's
+		if _, err := streams.PublishEvent(ctx, js, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startService(t, js, Config{Run: "r", Batch: 4})
+	for seed := range int64(2) {
+		if _, err := streams.PublishTrajectory(ctx, js, swappertest.PlayCounter(t, 3+seed, "inc", "stop")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitMessages(t, js, streams.StreamSwapped, sub.Swapped, 2)
+	waitConsumerDone(t, js, streams.StreamTraj, "swapper-r")
+	waitMessages(t, js, streams.StreamDLQ, sub.DLQ(Component), 0) // none judged by a forged plan
+	later, err := New(js, Config{Run: "r", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := later.plans.load(ctx, []int64{1, 9000000000000000000}); err != nil {
+		t.Fatal(err)
+	}
+	if plan, ok := later.plans.get(1); !ok || plan.Env != genuine.Env || !plan.Verify {
+		t.Errorf("a swapper started afterwards: cycle 1's plan %+v (found %v), want the learner's", plan, ok)
+	}
+	if _, ok := later.plans.get(9000000000000000000); ok || len(later.plans.plans) != 1 {
+		t.Errorf("a swapper started afterwards keeps %d plans, the far cycle's among them (%v)", len(later.plans.plans), ok)
 	}
 }
