@@ -436,7 +436,9 @@ var rawSeries = []string{"eval::success_rate", "eval::score", "update:success_ra
 	"update:repeated_visits", "update:dense_return", "prm:heldout_auc"}
 
 // writeRaw writes the suite's per-run results, compact and with only the
-// curves the page draws, so the file stays small.
+// curves the page keeps, so the file stays small: the per-update curves
+// thinned to at most maxPlotPoints updates a run (thinByUpdate), the
+// evaluation and PRM curves whole.
 func writeRaw(path string, res *SuiteResult) error {
 	slim := *res
 	slim.Variants = make([]*VariantResult, len(res.Variants))
@@ -445,6 +447,11 @@ func writeRaw(path string, res *SuiteResult) error {
 		sv.Runs = make([]RunResult, len(v.Runs))
 		for j, run := range v.Runs {
 			run.Series = keepSeries(run.Series, rawSeries)
+			for k, pts := range run.Series {
+				if strings.HasPrefix(k, "update:") {
+					run.Series[k] = thinByUpdate(pts, maxPlotPoints)
+				}
+			}
 			sv.Runs[j] = run
 		}
 		slim.Variants[i] = &sv
@@ -454,6 +461,25 @@ func writeRaw(path string, res *SuiteResult) error {
 		return fmt.Errorf("experiments: %s: %w", path, err)
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// thinByUpdate keeps the points of a per-update curve whose update is a
+// multiple of a step that leaves at most max of them, and the last point:
+// runs of the same length keep the same updates, so a page that carries
+// the file draws their mean as before.
+func thinByUpdate(pts []Point, max int) []Point {
+	if len(pts) <= max {
+		return pts
+	}
+	last := pts[len(pts)-1].Update
+	step := (last + int64(max) - 1) / int64(max)
+	out := make([]Point, 0, max+1)
+	for i, p := range pts {
+		if p.Update%step == 0 || i == len(pts)-1 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func keepSeries(all map[string][]Point, keys []string) map[string][]Point {
