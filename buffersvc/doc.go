@@ -6,10 +6,10 @@
 //   - Store keeps outcome-labelled records keyed by run, cycle and
 //     trajectory id (a redelivered record overwrites itself), a priority
 //     index beside them, per-cycle statistics and a clearing watermark.
-//     Store.Sample returns records in the order RSPO.md prescribes: higher
-//     outcome reward first, then more distinct states, then fewer repeated
-//     visits, then a seeded random order among exact ties; records of
-//     preferred tasks rank before all others.
+//     Store.Sample returns records in the order docs/algorithm.md
+//     describes: higher outcome reward first, then more distinct states,
+//     then fewer repeated visits, then a seeded random order among exact
+//     ties; records of preferred tasks rank before all others.
 //   - Service materialises the stream into the Store with a durable pull
 //     consumer (acking only after a synced batch commit), clears cycles on
 //     cycle.ended, and answers rspo.<run>.buffer.sample and

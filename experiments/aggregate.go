@@ -82,7 +82,7 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 			res.Variants = append(res.Variants, vr)
 		}
 		run, err := LoadRun(r.RunDir(j), r.ReportDir(j), j)
-		if err != nil {
+		if err != nil || !r.revisionWanted(run.Cost.Revision) {
 			continue
 		}
 		if err := r.finalEval(ctx, r.RunDir(j), r.ReportDir(j), &run, j.Config); err != nil {
@@ -109,6 +109,21 @@ func (r *Runner) Aggregate(ctx context.Context, s *Suite) (*SuiteResult, error) 
 	res.Revisions = sortedSet(revisions)
 	res.PRMs, err = r.EvaluatePRMs(ctx, s)
 	return res, err
+}
+
+// revisionWanted reports whether Aggregate counts a run trained by rev
+// (its cost record's revision): every run when Runner.Revisions is empty,
+// else one whose revision starts with one of them.
+func (r *Runner) revisionWanted(rev string) bool {
+	if len(r.Revisions) == 0 {
+		return true
+	}
+	for _, p := range r.Revisions {
+		if p != "" && strings.HasPrefix(rev, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // inData is path relative to the data directory dataDir, slash-separated,

@@ -38,7 +38,8 @@ type finalTypes struct {
 	Missing string `json:"missing,omitempty"`
 }
 
-// finalEval evaluates the run's final policy (report/policy.rspo) on
+// finalEval evaluates the run's final policy (policy.rspo in its report
+// directory) on
 // FinalEvalEpisodes episodes of each split the run evaluated, sampling as
 // the run's evaluations did (greedy when the run's were), and caches the
 // success rates in the run directory, with those per task type on the

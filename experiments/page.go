@@ -22,8 +22,10 @@ type PageOptions struct {
 }
 
 // WritePage writes out/experiments.md and, under out/experiments/, each
-// suite's plots and per-run results (runs_<suite>.json). It returns the
-// page's path.
+// suite's plots (SVG) and per-run results (runs_<suite>.json). A suite
+// with no runs (neither finished under the runner's data directory nor
+// carried from an earlier page) gets no section: the page lists it at the
+// end of the results as not run. It returns the page's path.
 func WritePage(out string, results []*SuiteResult, o PageOptions) (string, error) {
 	assets := assetsDir(out, o.Quick)
 	if err := os.MkdirAll(assets, 0o755); err != nil {
@@ -38,11 +40,17 @@ func WritePage(out string, results []*SuiteResult, o PageOptions) (string, error
 	if err := includeFile(&b, filepath.Join(o.SuitesDir, "intro.md")); err != nil {
 		return "", err
 	}
+	var notRun []*SuiteResult
 	for _, res := range results {
+		if res.NumRuns() == 0 {
+			notRun = append(notRun, res)
+			continue
+		}
 		if err := writeSuite(&b, res, assets, out); err != nil {
 			return "", err
 		}
 	}
+	writeNotRun(&b, notRun)
 	if err := includeFile(&b, filepath.Join(o.SuitesDir, "discussion.md")); err != nil {
 		return "", err
 	}
@@ -108,10 +116,6 @@ func writeSuite(b *bytes.Buffer, res *SuiteResult, assets, out string) error {
 	}
 	fmt.Fprintf(b, "Command: `rspo experiment --suite %s%s` (suite file `experiments/suites/`, name `%s`). ", s.Name, quick, s.Name)
 	fmt.Fprintf(b, "Base settings: `%s`. Every run is `rspo run --config` with those keys plus the variant's.\n\n", compactJSON(s.Base))
-	if res.NumRuns() == 0 {
-		b.WriteString("_No finished runs yet._\n\n")
-		return nil
-	}
 	writeProvenance(b, res)
 	writeMainTable(b, res)
 	writeSplitTable(b, res)
@@ -123,6 +127,23 @@ func writeSuite(b *bytes.Buffer, res *SuiteResult, assets, out string) error {
 	raw := rawFile(assets, res.Name)
 	fmt.Fprintf(b, "Per-run figures and curves: [`%s`](%s).\n\n", filepath.Base(raw), rel(out, raw))
 	return writeRaw(raw, res)
+}
+
+// writeNotRun lists the suites the page has no runs of.
+func writeNotRun(b *bytes.Buffer, suites []*SuiteResult) {
+	if len(suites) == 0 {
+		return
+	}
+	b.WriteString("## Suites not run for this page\n\n")
+	b.WriteString("These suites have no finished runs behind this version of the page, so it shows none of their figures; `rspo experiment --suite NAME` runs one. Figures that older revisions of rspo measured are in the page's git history.\n\n")
+	for _, res := range suites {
+		quick := ""
+		if res.Quick {
+			quick = " --quick"
+		}
+		fmt.Fprintf(b, "- `%s`: %s (`rspo experiment --suite %s%s`)\n", res.Name, res.Suite.Title, res.Name, quick)
+	}
+	b.WriteString("\n")
 }
 
 // writeProvenance says which code the figures come from and, for a
@@ -415,7 +436,9 @@ var rawSeries = []string{"eval::success_rate", "eval::score", "update:success_ra
 	"update:repeated_visits", "update:dense_return", "prm:heldout_auc"}
 
 // writeRaw writes the suite's per-run results, compact and with only the
-// curves the page draws, so the file stays small.
+// curves the page keeps, so the file stays small: the per-update curves
+// thinned to at most maxPlotPoints updates a run (thinByUpdate), the
+// evaluation and PRM curves whole.
 func writeRaw(path string, res *SuiteResult) error {
 	slim := *res
 	slim.Variants = make([]*VariantResult, len(res.Variants))
@@ -424,6 +447,11 @@ func writeRaw(path string, res *SuiteResult) error {
 		sv.Runs = make([]RunResult, len(v.Runs))
 		for j, run := range v.Runs {
 			run.Series = keepSeries(run.Series, rawSeries)
+			for k, pts := range run.Series {
+				if strings.HasPrefix(k, "update:") {
+					run.Series[k] = thinByUpdate(pts, maxPlotPoints)
+				}
+			}
 			sv.Runs[j] = run
 		}
 		slim.Variants[i] = &sv
@@ -433,6 +461,25 @@ func writeRaw(path string, res *SuiteResult) error {
 		return fmt.Errorf("experiments: %s: %w", path, err)
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// thinByUpdate keeps the points of a per-update curve whose update is a
+// multiple of a step that leaves at most max of them, and the last point:
+// runs of the same length keep the same updates, so a page that carries
+// the file draws their mean as before.
+func thinByUpdate(pts []Point, max int) []Point {
+	if len(pts) <= max {
+		return pts
+	}
+	last := pts[len(pts)-1].Update
+	step := (last + int64(max) - 1) / int64(max)
+	out := make([]Point, 0, max+1)
+	for i, p := range pts {
+		if p.Update%step == 0 || i == len(pts)-1 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func keepSeries(all map[string][]Point, keys []string) map[string][]Point {

@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"bytes"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,5 +27,46 @@ func TestPageNamesRunsShortOfExploration(t *testing.T) {
 	writeProvenance(&b, res)
 	if strings.Contains(b.String(), "short of") {
 		t.Errorf("no run is short, yet:\n%s", b.String())
+	}
+}
+
+// The page's raw file keeps the per-update curves of every run at the same
+// updates, at most maxPlotPoints of them and the last, and the evaluation
+// curves whole.
+func TestRawFileThinsPerUpdateCurves(t *testing.T) {
+	var run RunResult
+	run.Series = map[string][]Point{}
+	for u := int64(1); u <= 150; u++ {
+		run.add("update:all_fail_frac_on", Point{Update: u, EnvSteps: float64(100 * u), Value: 1 / float64(u)})
+		if u%10 == 0 {
+			run.add("eval::success_rate", Point{Update: u, EnvSteps: float64(100 * u), Value: float64(u) / 150})
+		}
+	}
+	res := &SuiteResult{Name: "thin", Variants: []*VariantResult{{Name: "a", Runs: []RunResult{run, run}}}}
+	path := filepath.Join(t.TempDir(), "runs_thin.json")
+	if err := writeRaw(path, res); err != nil {
+		t.Fatal(err)
+	}
+	var back SuiteResult
+	if err := readJSONFile(path, &back); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range back.Variants[0].Runs {
+		curve := r.Series["update:all_fail_frac_on"]
+		if len(curve) > maxPlotPoints+1 || len(curve) < maxPlotPoints/2 {
+			t.Errorf("run %d: %d points of 150 kept, want at most %d and at least %d", i, len(curve), maxPlotPoints+1, maxPlotPoints/2)
+		}
+		if last := curve[len(curve)-1]; last.Update != 150 || last.Value != 1.0/150 {
+			t.Errorf("run %d: last point %+v, want update 150's", i, last)
+		}
+		if got := len(r.Series["eval::success_rate"]); got != 15 {
+			t.Errorf("run %d: %d evaluation points, want all 15", i, got)
+		}
+	}
+	if a, b := back.Variants[0].Runs[0].Series["update:all_fail_frac_on"], back.Variants[0].Runs[1].Series["update:all_fail_frac_on"]; !slices.Equal(a, b) {
+		t.Errorf("runs of the same length kept different updates:\n%v\n%v", a, b)
+	}
+	if len(run.Series["update:all_fail_frac_on"]) != 150 {
+		t.Error("writeRaw thinned the result's own curves")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -26,13 +27,21 @@ type PlotSpec struct {
 // SuitePlots are the plots drawn for every suite (a plot without data for
 // any variant is skipped).
 var SuitePlots = []PlotSpec{
-	{File: "eval_success_vs_update.png", Title: "Eval success vs learner update", YLabel: "success rate", Series: "eval::success_rate"},
-	{File: "eval_success_vs_env_steps.png", Title: "Eval success vs environment steps (explorer counted)", YLabel: "success rate", Series: "eval::success_rate", Steps: true},
-	{File: "all_fail_frac.png", Title: "Fraction of all-fail on-policy groups", YLabel: "all-fail fraction", Series: "update:all_fail_frac_on"},
-	{File: "repeated_visits.png", Title: "Repeated-state visits per on-policy batch", YLabel: "repeated visits", Series: "update:repeated_visits"},
-	{File: "prm_auc.png", Title: "PRM held-out AUC (success vs failure)", YLabel: "AUC", Series: "prm:heldout_auc"},
-	{File: "dense_return.png", Title: "Dense (PRM) return of on-policy rollouts", YLabel: "dense return", Series: "update:dense_return"},
+	{File: "eval_success_vs_update.svg", Title: "Eval success vs learner update", YLabel: "success rate", Series: "eval::success_rate"},
+	{File: "eval_success_vs_env_steps.svg", Title: "Eval success vs environment steps (explorer counted)", YLabel: "success rate", Series: "eval::success_rate", Steps: true},
+	{File: "all_fail_frac.svg", Title: "Fraction of all-fail on-policy groups", YLabel: "all-fail fraction", Series: "update:all_fail_frac_on"},
+	{File: "repeated_visits.svg", Title: "Repeated-state visits per on-policy batch", YLabel: "repeated visits", Series: "update:repeated_visits"},
+	{File: "prm_auc.svg", Title: "PRM held-out AUC (success vs failure)", YLabel: "AUC", Series: "prm:heldout_auc"},
+	{File: "dense_return.svg", Title: "Dense (PRM) return of on-policy rollouts", YLabel: "dense return", Series: "update:dense_return"},
 }
+
+// maxPlotPoints bounds the points of each variant's line. Figures are
+// SVG, small enough to commit beside the page: each variant is one line
+// (its colour, and a dash pattern from the eighth variant on) through at
+// most maxPlotPoints points — a longer curve is thinned evenly over its
+// length, its first and last points kept — with its ± 1 sd band as one
+// translucent polygon.
+const maxPlotPoints = 40
 
 // Render draws the plot for the suite's variants into dir; it returns ""
 // when no variant has the series.
@@ -55,18 +64,22 @@ func (ps PlotSpec) Render(dir string, res *SuiteResult) (string, error) {
 		if len(mean) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(mean)
+		keep := thinned(len(mean), maxPlotPoints)
+		pts, band := make(plotter.XYs, len(keep)), make([]float64, len(keep))
+		for k, j := range keep {
+			pts[k], band[k] = mean[j], errs.YErrors[j].High
+		}
+		c := plotutil.Color(i)
+		if poly := sdBand(pts, band, c); poly != nil {
+			p.Add(poly)
+		}
+		line, err := plotter.NewLine(pts)
 		if err != nil {
 			return "", fmt.Errorf("experiments: plot %s: %w", ps.File, err)
 		}
-		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-		line.Dashes, points.Shape = plotutil.Dashes(i/7), plotutil.Shape(i)
-		p.Add(line, points)
-		p.Legend.Add(vr.Label, line, points)
-		if bars, err := plotter.NewYErrorBars(errs); err == nil {
-			bars.Color = plotutil.Color(i)
-			p.Add(bars)
-		}
+		line.Color, line.Dashes = c, plotutil.Dashes(i/7)
+		p.Add(line)
+		p.Legend.Add(vr.Label, line)
 		drawn++
 	}
 	if drawn == 0 {
@@ -79,6 +92,45 @@ func (ps PlotSpec) Render(dir string, res *SuiteResult) (string, error) {
 		return "", fmt.Errorf("experiments: plot %s: %w", ps.File, err)
 	}
 	return path, nil
+}
+
+// thinned returns the indices of at most max of n points, evenly spread
+// and always the first and the last; every index when n ≤ max.
+func thinned(n, max int) []int {
+	out := make([]int, 0, min(n, max))
+	if n <= max {
+		for i := range n {
+			out = append(out, i)
+		}
+		return out
+	}
+	for k := range max {
+		out = append(out, int(math.Round(float64(k)*float64(n-1)/float64(max-1))))
+	}
+	return out
+}
+
+// sdBand is the polygon between mean − sd and mean + sd in a translucent
+// c, or nil when every sd is 0 (one seed, or seeds that agree).
+func sdBand(pts plotter.XYs, sd []float64, c color.Color) *plotter.Polygon {
+	if !slices.ContainsFunc(sd, func(v float64) bool { return v > 0 }) {
+		return nil
+	}
+	ring := make(plotter.XYs, 0, 2*len(pts))
+	for k, pt := range pts {
+		ring = append(ring, plotter.XY{X: pt.X, Y: pt.Y + sd[k]})
+	}
+	for k := len(pts) - 1; k >= 0; k-- {
+		ring = append(ring, plotter.XY{X: pts[k].X, Y: pts[k].Y - sd[k]})
+	}
+	poly, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return nil
+	}
+	r, g, b, _ := c.RGBA()
+	poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 40}
+	poly.LineStyle.Width = 0
+	return poly
 }
 
 // errPoints are a mean curve's points with ± one sd over seeds.

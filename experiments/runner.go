@@ -45,6 +45,11 @@ type Runner struct {
 	// binary was built from); each run's cost record keeps it, and the page
 	// says which revisions a suite's figures come from. Empty: unrecorded.
 	Revision string
+	// Revisions, if set, restricts Aggregate to the runs trained by these
+	// revisions (prefixes of the recorded revision, e.g. a short commit
+	// hash): a page of the suites measured at one revision, the runs of
+	// older ones left out as if they had not finished.
+	Revisions []string
 }
 
 // CostFile is the runner's record of a run's cost, beside its report

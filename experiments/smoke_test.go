@@ -80,7 +80,7 @@ func TestSmokeSuite(t *testing.T) {
 			t.Errorf("page lacks %q:\n%s", want, text)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, "experiments", "smoke_eval_success_vs_update.png")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "experiments", "smoke_eval_success_vs_update.svg")); err != nil {
 		t.Errorf("plot missing: %v", err)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "experiments", "runs_smoke.json"))
@@ -92,7 +92,48 @@ func TestSmokeSuite(t *testing.T) {
 		t.Errorf("the page's raw results name the data directory %s: ...%s...", r.DataDir, raw[max(0, i-80):i+len(r.DataDir)+40])
 	}
 	checkCarriedPage(t, s, out, string(text))
+	checkRevisions(t, ctx, r, s)
 	checkFinalTypes(t, ctx, r, s, res, string(text))
+}
+
+// checkRevisions: with Runner.Revisions the aggregate counts only the runs
+// those revisions trained, and a page whose suite is left without runs
+// lists it as not run instead of writing its section.
+func checkRevisions(t *testing.T, ctx context.Context, r *Runner, s *Suite) {
+	t.Helper()
+	jobs, _ := s.Jobs(false)
+	for _, tc := range []struct {
+		revisions []string
+		runs      int
+	}{
+		{revisions: []string{"0123456789ab"}, runs: len(jobs)},
+		{revisions: []string{"fedcba98", "0123456789ab"}, runs: len(jobs)},
+		{revisions: []string{"fedcba98"}, runs: 0},
+	} {
+		only := *r
+		only.Revisions = tc.revisions
+		res, err := only.Aggregate(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.NumRuns(); got != tc.runs {
+			t.Errorf("revisions %v: aggregated %d runs, want %d", tc.revisions, got, tc.runs)
+		}
+		if tc.runs > 0 {
+			continue
+		}
+		page, err := WritePage(t.TempDir(), []*SuiteResult{res}, PageOptions{SuitesDir: "testdata"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(text), "## Smoke suite") || !strings.Contains(string(text), "- `smoke`: Smoke suite (`rspo experiment --suite smoke`)") {
+			t.Errorf("revisions %v: the page does not list the suite as not run:\n%s", tc.revisions, text)
+		}
+	}
 }
 
 // checkFinalTypes: the per-type table reads the final policies' large
@@ -198,7 +239,7 @@ func checkCarriedPage(t *testing.T, s *Suite, out, text string) {
 	if want := "the figures below are the earlier page's (runs_smoke.json), trained by rspo revision `0123456789ab-modified`"; !strings.Contains(string(carried), want) {
 		t.Errorf("carried page lacks %q", want)
 	}
-	if _, err := os.Stat(filepath.Join(again, "experiments", "smoke_eval_success_vs_update.png")); err != nil {
+	if _, err := os.Stat(filepath.Join(again, "experiments", "smoke_eval_success_vs_update.svg")); err != nil {
 		t.Errorf("carried page's plot missing: %v", err)
 	}
 	if _, err := LoadPageResult(t.TempDir(), s, false); !errors.Is(err, os.ErrNotExist) {

@@ -5,7 +5,8 @@ import "math"
 // Normalize returns (x_i − mean)/(std + eps) for each x_i, with the
 // population standard deviation. A group whose values are all equal, or
 // whose std is below minStd, gets exactly zero advantages (never NaN).
-// RSPO.md's worked example: {1,0,1,0,0} → {1.22, −0.82, 1.22, −0.82, −0.82}.
+// The worked example of docs/algorithm.md (eq. 2): {1,0,1,0,0} →
+// {1.22, −0.82, 1.22, −0.82, −0.82}.
 func Normalize(x []float64, minStd, eps float64) (adv []float64, mean, std float64) {
 	adv = make([]float64, len(x))
 	if len(x) == 0 {

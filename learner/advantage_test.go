@@ -15,7 +15,7 @@ func TestNormalize(t *testing.T) {
 		want   []float64
 		tol    float64
 	}{
-		{name: "RSPO.md worked example", in: []float64{1, 0, 1, 0, 0}, want: []float64{1.22, -0.82, 1.22, -0.82, -0.82}, tol: 0.005},
+		{name: "docs/algorithm.md worked example", in: []float64{1, 0, 1, 0, 0}, want: []float64{1.22, -0.82, 1.22, -0.82, -0.82}, tol: 0.005},
 		{name: "all fail", in: []float64{0, 0, 0, 0}, want: []float64{0, 0, 0, 0}},
 		{name: "all success", in: []float64{1, 1, 1}, want: []float64{0, 0, 0}},
 		{name: "all equal non-round", in: []float64{0.1, 0.1, 0.1}, want: []float64{0, 0, 0}},

@@ -116,7 +116,7 @@ type Config struct {
 	// MinGroupStd: a group whose returns have a smaller standard deviation
 	// gets zero advantages (for PPO: a batch whose advantages do), so a
 	// near-constant reward is not blown up into unit-size noise. Default 0
-	// (off); FINDINGS.md: with a flat PRM it freezes the explorer.
+	// (off): with a flat PRM it freezes the explorer.
 	MinGroupStd float64
 	// AdvEps is δ in A = (R − mean)/(std + δ). Default 1e-6.
 	AdvEps float64

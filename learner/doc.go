@@ -3,7 +3,7 @@
 // for off-policy (replay buffer) data, and a Trainer that applies one update
 // per batch.
 //
-// The objective follows RSPO.md eq. 1, 3 and 4:
+// The objective follows docs/algorithm.md eq. 1, 3 and 4:
 //
 //	J_total = (1-α)·J_on + α·J_off
 //	J_on    = mean_{i,t} min(r·A, clip(r, 1-ε_on, 1+ε_on)·A) − β·KL(π_θ‖π_ref),   r = π_θ/π_old
@@ -44,8 +44,9 @@
 //
 // Rewards come from Step.Reward (outcome) or Step.DenseReward (the PRM's
 // scores, for the explorer and the dense-only baseline); see RewardSource.
-// The optional cross-turn "second reading" of RSPO.md is a separately named
-// term (SwapConfig), off by default. MarshalState and RestoreState let a
+// The optional cross-turn "second reading" of the swap (docs/algorithm.md,
+// "Optional swap term") is a separately named term (SwapConfig), off by
+// default. MarshalState and RestoreState let a
 // restarted learner continue exactly: optimiser moments, reference policy
 // and shuffling source travel with the policy snapshot.
 //

@@ -9,8 +9,8 @@ import (
 	"github.com/rspo-dev/rspo/schemas"
 )
 
-// The GRPO advantage of RSPO.md's worked example, and the all-fail group
-// that RSPO is built to break.
+// The GRPO advantage of docs/algorithm.md's worked example (eq. 2), and
+// the all-fail group that RSPO is built to break.
 func ExampleNormalize() {
 	adv, mean, std := learner.Normalize([]float64{1, 0, 1, 0, 0}, 0, 1e-6)
 	fmt.Printf("mean %.1f std %.2f advantages %.2f\n", mean, std, adv)

@@ -10,11 +10,11 @@ import (
 	"github.com/rspo-dev/rspo/policy"
 )
 
-// The "second reading" of reward swap (RSPO.md, optional variant): inside a
-// batch, step i's advantage is also applied, with weight λ·w_ij and scale
-// β_s, to the log-prob of K partner steps j. It is not the paper's method
-// and is off unless SwapConfig.Weight > 0. The added objective, weighted
-// like the on-policy term, is
+// The "second reading" of reward swap (docs/algorithm.md, "Optional swap
+// term"): inside a batch, step i's advantage is also applied, with weight
+// λ·w_ij and scale β_s, to the log-prob of K partner steps j. It is not
+// the paper's method and is off unless SwapConfig.Weight > 0. The added
+// objective, weighted like the on-policy term, is
 //
 //	J_swap = mean_j c_j·log π_θ(a_j|s_j),  c_j = λ·β_s·Σ_{i: j ∈ P(i)} w_ij·A_i
 //

@@ -198,8 +198,9 @@ func TestPRMFeaturesChoosesTheFeaturizer(t *testing.T) {
 	}
 }
 
-// TestRunNameNamesThePreset: the same command on two presets (the README's
-// first two commands) trains two runs, not one run refused on resume.
+// TestRunNameNamesThePreset: the same command on two presets (e.g. the
+// default preset and preset=medium) trains two runs, not one run refused
+// on resume.
 func TestRunNameNamesThePreset(t *testing.T) {
 	o := DefaultOptions()
 	if got := o.RunName(); got != "household-grpo-rspo-prm-s1" {

@@ -20,13 +20,14 @@ import (
 // The recipes: named sets of defaults.
 const (
 	// RecipeTilted is the configuration where the dense reward pays (see
-	// docs/experiments.md): a step-target PRM trained on recorded runs of
-	// an easier setting (envs.Curriculum), an explorer that acts with π_θ·exp(λ·r̂) instead
-	// of training π_B, the π_θ/π_old off-policy ratio, and no positive
-	// credit to the loops of buffer trajectories; and π_θ starts from the
-	// best final policy of those runs (InitPolicySource), the knowledge
-	// they hold beside their PRM. Without --prm or --prm-source, its PRM
-	// comes from built-in source runs (SourceRuns).
+	// docs/algorithm.md, "Recipes"): a step-target PRM trained on recorded
+	// runs of an easier setting (envs.Curriculum), an explorer that acts
+	// with π_θ·exp(λ·r̂) instead of training π_B, the π_θ/π_old off-policy
+	// ratio, and no positive credit to the loops of buffer trajectories;
+	// and π_θ starts from the best final policy of those runs
+	// (InitPolicySource), the knowledge they hold beside their PRM.
+	// Without --prm or --prm-source, its PRM comes from built-in source
+	// runs (SourceRuns).
 	RecipeTilted = "tilted"
 	// RecipePaper is RSPO as the paper has it: a PRM warmed up on the run's
 	// own rollouts, an explorer trained on it, eq. 4's ratio.

@@ -1,4 +1,4 @@
-// Package prm is RSPO's dense process reward model (RSPO.md eq. 5–7): a
+// Package prm is RSPO's dense process reward model (docs/algorithm.md eq. 5–7): a
 // frozen featurizer turns each step's (instruction, observation, action)
 // into features h_t, a two-layer MLP with a tanh output maps them to a
 // per-step reward r̂_t ∈ (−1, 1), and the trajectory score is R̂ = Σ_t r̂_t.

@@ -12,7 +12,7 @@
 // closed-form maximiser of E[r̂] − KL(π_B‖π_θ)/λ. A tilted explorer takes
 // no training rollouts, so every explorer environment step ends up in the
 // buffer; it is the form in which a PRM fitted step by step
-// (prm.TargetStep) on other runs pays (see docs/experiments.md).
+// (prm.TargetStep) on other runs pays (docs/algorithm.md, "Recipes").
 //
 // A cycle's exploration comes as shards (schemas.ExploreShard) on a work
 // queue the run's explorers share: each explores its shard's tasks of the

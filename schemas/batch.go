@@ -28,8 +28,8 @@ const (
 // TrainBatch is one learner update's data for a trainer: every step of the
 // update's on- and off-policy trajectories with the advantage, swap
 // coefficient and weight the learner assigned, and the loss settings. It
-// travels as one Arrow IPC stream on rspo.<run>.batch (README, "Protocol:
-// external trainers"): a row per step, the batch fields in the schema
+// travels as one Arrow IPC stream on rspo.<run>.batch (docs/protocol.md,
+// "External trainers"): a row per step, the batch fields in the schema
 // metadata.
 //
 // A trainer holding π_θ at PolicyVersion applies it, stores version
@@ -58,8 +58,8 @@ type TrainBatch struct {
 	Steps []BatchStep `json:"steps"`
 }
 
-// BatchLoss is what the trainer's loss needs besides the rows (README,
-// "Protocol: external trainers", has the formula).
+// BatchLoss is what the trainer's loss needs besides the rows
+// (docs/protocol.md, "External trainers", has the formula).
 type BatchLoss struct {
 	// Algo is the base algorithm the advantages were computed for: grpo or
 	// gigpo (PPO's critic lives in the trainer and cannot be carried).

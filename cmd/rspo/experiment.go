@@ -26,6 +26,7 @@ type experimentOptions struct {
 	carry     bool
 	perRun    bool
 	variants  []string
+	revisions []string
 }
 
 func newExperimentCmd() *cobra.Command {
@@ -39,7 +40,8 @@ func newExperimentCmd() *cobra.Command {
 			"the per-run summaries under --out.",
 		Example: "  rspo experiment --quick                        # a few minutes: every suite's quick variant\n" +
 			"  rspo experiment --suite household --data runs/experiments\n" +
-			"  rspo experiment --suite all --no-run           # only re-aggregate finished runs",
+			"  rspo experiment --suite all --no-run           # only re-aggregate finished runs\n" +
+			"  rspo experiment --suite all --no-run --revision REV --out docs   # the project's page, from one revision's runs",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runExperiments(cmd, o) },
 	}
@@ -50,9 +52,10 @@ func newExperimentCmd() *cobra.Command {
 	fs.StringVar(&o.out, "out", "", "write experiments.md and experiments/ (plots, run summaries) here (default DATA/page; --out docs regenerates the project's page)")
 	fs.StringVar(&o.data, "data", "runs/experiments", "data directory of the runs (stores, buffers, reports)")
 	fs.BoolVar(&o.noRun, "no-run", false, "train nothing; aggregate the runs that finished")
-	fs.BoolVar(&o.carry, "carry", true, "a suite with no finished runs under --data keeps its figures from the page already at --out (its experiments/runs_<suite>.json), marked as not rerun; --carry=false leaves its section empty")
+	fs.BoolVar(&o.carry, "carry", true, "a suite with no finished runs under --data keeps its figures from the page already at --out (its experiments/runs_<suite>.json), marked as not rerun; --carry=false lists it as not run instead")
 	fs.BoolVar(&o.perRun, "sources-per-run", false, "every run trains its built-in PRM source runs and their PRM in its own store, as rspo run on a fresh data directory does (by default a suite trains them once and copies them into each run's store: the same recorded runs, a fraction of the time)")
 	fs.StringSliceVar(&o.variants, "variant", nil, "train only these variants of --suite (comma-separated or repeated; names as in the suite file), e.g. to split a suite between processes or machines sharing --data; the page aggregates every finished run")
+	fs.StringSliceVar(&o.revisions, "revision", nil, "aggregate only the runs trained by these rspo revisions (prefixes of the revision each run recorded, e.g. a short commit hash; comma-separated or repeated): runs of other revisions count as not finished, and a suite with none is carried or listed as not run")
 	fs.BoolVar(&o.keep, "keep-stores", false, "keep every finished run's JetStream store and buffer (hundreds of MB each); by default only runs a PRM source reads are kept")
 	return cmd
 }
@@ -69,7 +72,7 @@ func runExperiments(cmd *cobra.Command, o experimentOptions) error {
 	if err := checkVariants(suites, o.variants); err != nil {
 		return err
 	}
-	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, KeepSourcesPerRun: o.perRun, Revision: codeRevision(), Only: o.variants}
+	r := &experiments.Runner{DataDir: o.data, Quick: o.quick, Log: cmd.ErrOrStderr(), KeepStores: o.keep, KeepSourcesPerRun: o.perRun, Revision: codeRevision(), Only: o.variants, Revisions: o.revisions}
 	out := o.out
 	if out == "" { // never the project's docs/ unless asked: a rerun must not overwrite the committed page
 		out = filepath.Join(o.data, "page")
@@ -113,7 +116,7 @@ func carriedResult(cmd *cobra.Command, out string, s *experiments.Suite, quick b
 		return fresh, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("suite %s: %w (--carry=false leaves its section empty)", s.Name, err)
+		return nil, fmt.Errorf("suite %s: %w (--carry=false lists it as not run)", s.Name, err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: no finished runs under --data; keeping the page's figures from %s\n", s.Name, res.CarriedFrom)
 	return res, nil

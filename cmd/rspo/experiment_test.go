@@ -31,7 +31,8 @@ func TestExperimentCommandErrors(t *testing.T) {
 }
 
 // TestExperimentNoRunWritesPage aggregates an empty data directory: the
-// page names every suite and its command, with no figures yet.
+// page has no suite's section, and lists every suite as not run with the
+// command that runs it.
 func TestExperimentNoRunWritesPage(t *testing.T) {
 	out := t.TempDir()
 	suites := filepath.Join("..", "..", "experiments", "suites")
@@ -46,10 +47,14 @@ func TestExperimentNoRunWritesPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"rspo experiment --suite household`", "rspo experiment --suite shop`", "_No finished runs yet._"} {
-		if !strings.Contains(string(text), want) {
-			t.Errorf("page lacks %q", want)
+	notRun := pageSection(string(text), "These suites have no finished runs behind this version of the page")
+	for _, want := range []string{"## Suites not run for this page", "`rspo experiment --suite household`", "`rspo experiment --suite shop`", "`rspo experiment --suite same-start`"} {
+		if !strings.Contains(notRun, want) {
+			t.Errorf("the not-run list lacks %q:\n%s", want, notRun)
 		}
+	}
+	if strings.Contains(string(text), "Command: `rspo experiment --suite") {
+		t.Errorf("the page has a section of a suite with no runs:\n%s", text)
 	}
 }
 
@@ -71,10 +76,10 @@ func TestExperimentWritesItsPageUnderTheDataByDefault(t *testing.T) {
 
 // A suite with no runs under --data keeps the figures of the page already
 // at --out (rewriting a page after rerunning one suite must not empty the
-// others' sections); --carry=false empties it.
+// others' sections); --carry=false lists it as not run instead.
 func TestExperimentCarriesSuitesNotRerun(t *testing.T) {
 	suites := filepath.Join("..", "..", "experiments", "suites")
-	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "experiments", "runs_household.json"))
+	raw, err := os.ReadFile(filepath.Join("testdata", "runs_household.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,17 +99,19 @@ func TestExperimentCarriesSuitesNotRerun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		section := pageSection(string(text), "rspo experiment --suite household`")
+		section := pageSection(string(text), "Command: `rspo experiment --suite household`")
 		carried := strings.Contains(section, "_Not rerun for this version of the page: the figures below are the earlier page's (runs_household.json)") &&
 			strings.Contains(section, "| GRPO | 5 | ")
-		if carried != carry || strings.Contains(section, "_No finished runs yet._") == carry {
-			t.Errorf("--carry=%v: household section carried %v:\n%s", carry, carried, section)
+		notRun := pageSection(string(text), "These suites have no finished runs behind this version of the page")
+		listed := strings.Contains(notRun, "`rspo experiment --suite household`")
+		if carried != carry || listed == carry {
+			t.Errorf("--carry=%v: household section carried %v, listed as not run %v:\n%s", carry, carried, listed, text)
 		}
 		if logged := strings.Contains(stderr, "suite household: no finished runs under --data; keeping the page's figures"); logged != carry {
 			t.Errorf("--carry=%v: stderr %q", carry, stderr)
 		}
-		if carry && !strings.Contains(pageSection(string(text), "rspo experiment --suite shop`"), "_No finished runs yet._") {
-			t.Error("a suite the earlier page did not hold has figures")
+		if !strings.Contains(notRun, "`rspo experiment --suite shop`") {
+			t.Errorf("--carry=%v: a suite the earlier page did not hold is not listed as not run:\n%s", carry, notRun)
 		}
 	}
 }

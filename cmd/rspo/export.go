@@ -44,7 +44,7 @@ func newExportCmd() *cobra.Command {
 		Short: "Write a run's trajectories (one row per step) or metrics (one row per value) as Parquet or JSON lines",
 		Long: "Read one subject of a run and write it as a table: trajectories with one row per step\n" +
 			"(the trajectory's fields repeated on each), metrics with one row per value. The columns\n" +
-			"are listed in the README (\"Exporting a run\"). With --data it reads a store directly.",
+			"are listed in docs/protocol.md (\"Exporting a run\"). With --data it reads a store directly.",
 		Example: "  rspo export --data runs --run exp1 --subject traj.onpolicy --format parquet --out steps.parquet\n" +
 			"  rspo export --run exp1 --subject metrics --format jsonl --out metrics.jsonl",
 		Args: cobra.NoArgs,
@@ -216,7 +216,7 @@ var (
 )
 
 // trajectoryColumns are the columns of a trajectory export, one row per
-// step; the README's "Exporting a run" lists them.
+// step; docs/protocol.md's "Exporting a run" lists them.
 var trajectoryColumns = []column{
 	{"stream_seq", u64, false, func(r row) any { return r.m.Seq }},
 	{"trajectory_id", str, false, func(r row) any { return traj(r).ID }},

@@ -24,8 +24,8 @@ func newPRMCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prm",
 		Short: "Train, evaluate and publish the dense process reward model",
-		Long: "The PRM scores every step of a trajectory, r̂_t ∈ (−1, 1), and is trained so that Σ_t r̂_t matches the\n" +
-			"outcome reward (RSPO.md eq. 5–7). Train it from trajectory files or from recorded runs, check how\n" +
+		Long: "The PRM scores every step of a trajectory, r̂_t ∈ (−1, 1), and is trained so that Σ_t r̂_t matches\n" +
+			"the outcome reward (docs/algorithm.md eq. 5–7). Train it from trajectory files or from recorded runs, check how\n" +
 			"informative it is (held-out AUC and Spearman ρ), and publish it to a run for explorers and `serve prm`.",
 	}
 	cmd.AddCommand(newPRMTrainCmd(), newPRMEvalCmd(), newPRMRandomCmd(), newPRMCollectCmd())

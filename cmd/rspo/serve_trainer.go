@@ -24,8 +24,8 @@ func newServeTrainerCmd() *cobra.Command {
 			"store when it is not the one in hand), store version v+1 with its trainer state beside it and\n" +
 			"announce it with policy.published (model <run>-v<v+1>). It trains exactly as the built-in\n" +
 			"trainer does. A batch whose version is already stored is announced again, not retrained;\n" +
-			"bad batches go to rspo.<run>.dlq.trainer with the reason. The batch protocol is in the\n" +
-			"README (\"Protocol: external trainers\"), for trainers of your own.",
+			"bad batches go to rspo.<run>.dlq.trainer with the reason. The batch protocol is in\n" +
+			"docs/protocol.md (\"External trainers\"), for trainers of your own.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.AckWait <= 0 {

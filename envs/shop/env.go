@@ -88,9 +88,9 @@ func (e *Env) SourceOptions() map[string]string {
 // success 0.38–0.50 after 30 updates on either reward, 0.59–0.63 after
 // 100. A PRM of 30-update runs steers the standard preset's target about
 // as well as one of 100-update runs did, at a third of the source steps,
-// which the compute-fair view charges to the target (the figures:
-// docs/experiments.md, "Trained on success, as verl-agent trains
-// WebShop").
+// which the compute-fair view charges to the target (the figures: the
+// section "Trained on success, as verl-agent trains WebShop" in the git
+// history of docs/experiments.md).
 func (e *Env) SourceUpdates() int { return 30 }
 
 // TaskTypes returns the product categories: beauty, electronics, fashion,

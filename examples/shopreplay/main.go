@@ -1,7 +1,8 @@
 // Command shopreplay plays a trained policy on the shop's eval goals with
 // the environment's expert beside it, and tells where the policy's choices
 // part from the expert's and what its purchases miss. It is the diagnostic
-// behind the shop paragraphs of docs/experiments.md:
+// behind the shop paragraphs that earlier versions of docs/experiments.md
+// discussed (in its git history):
 //
 //	go run ./examples/shopreplay --policy runs/<run>/report/policy.rspo
 //

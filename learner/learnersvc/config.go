@@ -40,8 +40,9 @@ type Config struct {
 	// TrainerMode says who applies the updates: TrainerBuiltin (the
 	// default) trains π_θ in the learner; TrainerExternal publishes each
 	// update's batch on rspo.<run>.batch and waits for a trainer's
-	// policy.published of the next version (`rspo serve trainer`, README
-	// "Protocol: external trainers"), for as long as the trainer takes.
+	// policy.published of the next version (`rspo serve trainer`,
+	// docs/protocol.md, "External trainers"), for as long as the trainer
+	// takes.
 	// External training needs grpo or gigpo.
 	TrainerMode TrainerMode
 	// TrainerLogEvery is how often the learner logs that it still waits

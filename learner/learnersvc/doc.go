@@ -1,10 +1,11 @@
-// Package learnersvc runs the RSPO loop of RSPO.md over the bus: it owns π_θ,
-// asks actors for on-policy rollouts through the work queue, starts each
-// cycle's exploration with cycle.started and its explore shards on the work
-// queue (as many as Config.Explore.Shards), samples the replay buffer, applies
-// the learner library's updates, and publishes every new policy version,
-// metrics and control events. The same loop runs the baselines: plain
-// GRPO / PPO / GiGPO (RSPO off) and dense-only training on the PRM.
+// Package learnersvc runs the RSPO loop (docs/algorithm.md) over the bus:
+// it owns π_θ, asks actors for on-policy rollouts through the work queue,
+// starts each cycle's exploration with cycle.started and its explore shards
+// on the work queue (as many as Config.Explore.Shards), samples the replay
+// buffer, applies the learner library's updates, and publishes every new
+// policy version, metrics and control events. The same loop runs the
+// baselines: plain GRPO / PPO / GiGPO (RSPO off) and dense-only training
+// on the PRM.
 //
 // Evaluations run in-process (rollout.Evaluate) or, with Config.EvalShards
 // ≥ 2, as work items the actors play (schemas.EvalShard on work.eval,
