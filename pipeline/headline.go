@@ -46,8 +46,15 @@ func leadSentence(s Summary, evaluated bool) string {
 	if !evaluated {
 		lead += " No final evaluation: the run has not finished."
 	}
+	if p := s.InitPolicy; p != nil {
+		from := p.Source
+		if p.Run != "" {
+			from = "the final policy of " + p.Run
+		}
+		lead += " It started from " + from + "."
+	}
 	if s.EnvStepsSource > 0 {
-		lead += fmt.Sprintf(" Its PRM's source runs took %s more (%s in all).",
+		lead += fmt.Sprintf(" The runs and demonstrations its PRM and start came from took %s more (%s in all).",
 			report.FormatSteps(s.EnvStepsSource), report.FormatSteps(s.EnvSteps+s.EnvStepsSource))
 	}
 	return lead

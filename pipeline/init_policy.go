@@ -163,12 +163,14 @@ func (c *Config) startPolicy(ctx context.Context, js jetstream.JetStream) error 
 		return err
 	}
 	if begun {
-		return c.readStartRecord(ctx, js)
+		err = c.readStartRecord(ctx, js)
+	} else if err = c.resolveInitPolicy(ctx, js); err == nil {
+		err = c.writeStartRecord(ctx, js)
 	}
-	if err := c.resolveInitPolicy(ctx, js); err != nil {
-		return err
+	if err == nil && c.initPolicy != nil && c.OnInitPolicy != nil {
+		c.OnInitPolicy(*c.initPolicy)
 	}
-	return c.writeStartRecord(ctx, js)
+	return err
 }
 
 func startRecordKey(run string) string { return streams.StateKey(run, "pipeline", "init-policy") }

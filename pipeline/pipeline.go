@@ -148,6 +148,10 @@ type Config struct {
 	InitPolicy string
 	// initPolicy is what InitPolicy resolved to, for the summary.
 	initPolicy *InitPolicy
+	// OnInitPolicy, if set, is told what a run with InitPolicy starts
+	// from, once it is settled (resolved for a new run, read back for a
+	// resumed one).
+	OnInitPolicy func(InitPolicy)
 
 	// lease is the run's learner lease Run took before starting the
 	// stages; its learner trains under it.

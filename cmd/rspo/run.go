@@ -150,6 +150,37 @@ func runTraining(cmd *cobra.Command, o runOptions, nf natsFlags, out runOutput) 
 	return printSummary(cmd.OutOrStdout(), sum)
 }
 
+// sourceWhat names what a run's source steps paid for: its PRM's source
+// runs, its start (a run's or demonstrations'), or both.
+func sourceWhat(s pipeline.Summary) string {
+	switch {
+	case s.InitPolicy != nil && s.SourcePRM != nil:
+		return "the runs its PRM and its start came from"
+	case s.InitPolicy != nil && s.InitPolicy.Run == "":
+		return "the demonstrations its start was trained on"
+	case s.InitPolicy != nil:
+		return "the runs its start came from"
+	}
+	return "the PRM's source runs"
+}
+
+// initPolicyLine says what the run's π_θ starts from.
+func initPolicyLine(p pipeline.InitPolicy) string {
+	from := p.Source
+	switch {
+	case p.Source == pipeline.InitPolicySource:
+		rates := make([]string, 0, len(p.Candidates))
+		for _, run := range slices.Sorted(maps.Keys(p.Candidates)) {
+			rates = append(rates, fmt.Sprintf("%.2f", p.Candidates[run]))
+		}
+		from = fmt.Sprintf("the final policy of %s, the best of its %d source runs on %d held-out train tasks (success %s)",
+			p.Run, len(p.Candidates), pipeline.SourceStartEpisodes, strings.Join(rates, ", "))
+	case p.Run != "":
+		from = fmt.Sprintf("the final policy of %s (version %d)", p.Run, p.Version)
+	}
+	return fmt.Sprintf("rspo: π_θ starts from %s", from)
+}
+
 // sourceRunLine is what rspo run prints as built-in PRM source run i of
 // n, src, named run, starts: which stage of the curriculum it is, how long
 // it trains and where.
@@ -200,7 +231,7 @@ func printSummary(w io.Writer, s pipeline.Summary) error {
 		s.Run, s.Updates, s.EnvSteps, s.EnvStepsActor, s.EnvStepsExplorer, s.WallSeconds, float64(s.PeakRSSBytes)/(1<<20))
 	fmt.Fprint(w, shortCyclesWarning(s.ShortCycles, "the learner stopped waiting for explorers or the buffer (its log says which), so their updates sampled a short buffer"))
 	if s.EnvStepsSource > 0 {
-		fmt.Fprintf(w, "  the PRM's source runs took %d environment steps more: %d in all\n", s.EnvStepsSource, s.EnvSteps+s.EnvStepsSource)
+		fmt.Fprintf(w, "  %s took %d environment steps more: %d in all\n", sourceWhat(s), s.EnvStepsSource, s.EnvSteps+s.EnvStepsSource)
 	}
 	if p := s.SourcePRM; p != nil {
 		how := "trained by this run and stored for later runs"
@@ -354,6 +385,10 @@ func reportProgress(w io.Writer, cfg *pipeline.Config) func() {
 		endSource()
 		fmt.Fprintln(w, sourceRunLine(cfg.SourceRuns[i-1], run, i, n))
 		startSource()
+	}
+	cfg.OnInitPolicy = func(p pipeline.InitPolicy) {
+		endSource()
+		fmt.Fprintln(w, initPolicyLine(p))
 	}
 	cfg.OnStaleSource = func(run string, by []string) {
 		fmt.Fprintln(w, staleSourceLine(cfg.Revision, by))

@@ -101,3 +101,21 @@ func TestPresetSaysWhatItTrains(t *testing.T) {
 		}
 	}
 }
+
+// rspo run says what π_θ starts from: the source run chosen and every
+// candidate's success, or the run or file given.
+func TestInitPolicyLine(t *testing.T) {
+	for _, tt := range []struct {
+		p    pipeline.InitPolicy
+		want string
+	}{
+		{pipeline.InitPolicy{Source: "source", Run: "s103", Candidates: map[string]float64{"s101": 0.42, "s103": 0.5}},
+			"rspo: π_θ starts from the final policy of s103, the best of its 2 source runs on 256 held-out train tasks (success 0.42, 0.50)"},
+		{pipeline.InitPolicy{Source: "run:r1", Run: "r1", Version: 150}, "rspo: π_θ starts from the final policy of r1 (version 150)"},
+		{pipeline.InitPolicy{Source: "sft.policy"}, "rspo: π_θ starts from sft.policy"},
+	} {
+		if got := initPolicyLine(tt.p); got != tt.want {
+			t.Errorf("got %q\nwant %q", got, tt.want)
+		}
+	}
+}
