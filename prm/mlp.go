@@ -2,6 +2,8 @@ package prm
 
 import (
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
@@ -56,7 +58,17 @@ func hiddenSums(A, X, W1 []float64, n, h, dim int) {
 	if gemmBlocked(n, h) {
 		piece = 64
 	}
-	for i := range n {
+	if !parallel(n, n*h*dim) { // no closure: scoring one step's actions allocates nothing
+		hiddenSumsRows(A, X, W1, 0, n, h, dim, piece)
+		return
+	}
+	split(n, func(lo, hi int) { hiddenSumsRows(A, X, W1, lo, hi, h, dim, piece) })
+}
+
+// hiddenSumsRows is hiddenSums for rows lo..hi, in pieces of piece
+// columns.
+func hiddenSumsRows(A, X, W1 []float64, lo, hi, h, dim, piece int) {
+	for i := lo; i < hi; i++ {
 		x := X[i*dim : (i+1)*dim]
 		for j := range h {
 			w := W1[j*dim : (j+1)*dim]
@@ -101,13 +113,50 @@ func (m *Model) backwardRows(X []float64, n int, A, r, g, grad []float64) {
 // 64-column block to a goroutine of its own, whose start and wake-up cost
 // more than the work on a batch of a few hundred rows.
 func outerSum(G, A, X []float64, n, h, dim int) {
-	clear(G[:h*dim])
+	if !parallel(h, n*h*dim) {
+		outerSumRows(G, A, X, n, h, dim, 0, h)
+		return
+	}
+	split(h, func(lo, hi int) { outerSumRows(G, A, X, n, h, dim, lo, hi) })
+}
+
+// outerSumRows is outerSum for the rows lo..hi of G: each entry is summed
+// over the n rows of A and X in order, whichever goroutine sums it.
+func outerSumRows(G, A, X []float64, n, h, dim, lo, hi int) {
+	clear(G[lo*dim : hi*dim])
 	for l := range n {
 		x := blas64.Vector{N: dim, Inc: 1, Data: X[l*dim : (l+1)*dim]}
-		for i, a := range A[l*h : (l+1)*h] {
-			if a != 0 {
+		for i := lo; i < hi; i++ {
+			if a := A[l*h+i]; a != 0 {
 				blas64.Axpy(a, x, blas64.Vector{N: dim, Inc: 1, Data: G[i*dim : (i+1)*dim]})
 			}
 		}
 	}
+}
+
+// parallelWork is the least multiply-adds a product needs before split
+// spreads it over goroutines: below it their start costs more than the
+// share of the work they take.
+const parallelWork = 1 << 17
+
+// parallel reports whether a product of n items and work multiply-adds
+// is worth spreading over goroutines (split).
+func parallel(n, work int) bool { return splitWorkers(n) >= 2 && work >= parallelWork }
+
+// splitWorkers is how many goroutines split uses for n items: up to
+// GOMAXPROCS, at most 4.
+func splitWorkers(n int) int { return min(runtime.GOMAXPROCS(0), 4, n) }
+
+// split runs fn over n items in contiguous ranges, one goroutine a range.
+// Every item is computed alone and its arithmetic does not depend on the
+// ranges, so the result is the same to the bit however the items are
+// split.
+func split(n int, fn func(lo, hi int)) {
+	workers := splitWorkers(n)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Go(func() { fn(lo, hi) })
+	}
+	wg.Wait()
 }
