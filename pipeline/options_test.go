@@ -1,9 +1,13 @@
 package pipeline
 
 import (
+	"reflect"
+
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rspo-dev/rspo/learner/learnersvc"
 
 	"github.com/rspo-dev/rspo/prm"
 )
@@ -227,5 +231,38 @@ func TestRunNameNamesThePipelinedRun(t *testing.T) {
 	o.MaxStaleness = 2
 	if got := o.RunName(); got != "household-grpo-rspo-prm-s1-stale2" {
 		t.Errorf("max-staleness 2: got %q", got)
+	}
+}
+
+// The learner service's own defaults (for Go users who fill a
+// learnersvc.Config by hand) are the settings table's: a configuration
+// made from the default options equals the zero configuration with the
+// service's defaults filled in, field by field, wherever both speak.
+func TestLearnerServiceDefaultsAreTheTables(t *testing.T) {
+	o := DefaultOptions()
+	o.Recipe, o.Run = RecipePaper, "r"
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Learner.WithDefaults()
+	want := learnersvc.Config{Run: "r"}.WithDefaults()
+	for _, c := range []struct {
+		key       string
+		got, want any
+	}{
+		{"env", got.Env, want.Env}, {"updates", got.Updates, want.Updates}, {"tasks", got.Tasks, want.Tasks},
+		{"group", got.GroupSize, want.GroupSize}, {"seed", got.Seed, want.Seed}, {"k", got.K, want.K},
+		{"prm-warmup-tasks", got.PRMWarmupTasks, want.PRMWarmupTasks}, {"eval-every", got.EvalEvery, want.EvalEvery},
+		{"eval-episodes", got.EvalEpisodes, want.EvalEpisodes}, {"eval-shards", got.EvalShards, want.EvalShards},
+		{"keep-versions", got.KeepVersions, want.KeepVersions}, {"explore (all)", got.Explore, want.Explore},
+		{"alpha", got.Trainer.Alpha, want.Trainer.Alpha}, {"lr", got.Trainer.LR, want.Trainer.LR},
+		{"epochs", got.Trainer.Epochs, want.Trainer.Epochs}, {"beta", got.Trainer.Beta, want.Trainer.Beta},
+		{"eps-on", got.Trainer.EpsOn, want.Trainer.EpsOn}, {"eps-off", got.Trainer.EpsOff, want.Trainer.EpsOff},
+		{"off-ratio", got.Trainer.OffRatio, want.Trainer.OffRatio}, {"off-credit", got.Trainer.OffCredit, want.Trainer.OffCredit},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s: the table's default gives %v, the learner service's %v", c.key, c.got, c.want)
+		}
 	}
 }
