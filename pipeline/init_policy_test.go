@@ -31,6 +31,13 @@ func sourcePolicy(t *testing.T, dir string) string {
 	return filepath.Join(sum.ReportDir, PolicyFile)
 }
 
+// warmRSPO is a short RSPO run on its own store, started from file.
+func warmRSPO(t *testing.T, file string) Config {
+	cfg := smallRun(t, t.TempDir(), true)
+	cfg.Learner.Trainer.Alpha, cfg.InitPolicy = 0.25, file
+	return cfg
+}
+
 // versionZero reads version 0 of run from the store in dir, serving the
 // store only while it reads.
 func versionZero(t *testing.T, dir, run string) []byte {
@@ -127,15 +134,11 @@ func TestInterruptedWarmStartResumesToTheSamePolicy(t *testing.T) {
 		t.Skip("end-to-end runs")
 	}
 	file := sourcePolicy(t, t.TempDir())
-	whole := smallRun(t, t.TempDir(), true)
-	whole.Learner.Trainer.Alpha, whole.InitPolicy = 0.25, file
-	sumWhole, err := Run(context.Background(), whole)
+	sumWhole, err := Run(context.Background(), warmRSPO(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := smallRun(t, t.TempDir(), true)
-	parts.Learner.Trainer.Alpha, parts.InitPolicy = 0.25, file
-	sameRun(t, sumWhole, runInterrupted(t, parts, 3), "resumed warm-started run's")
+	sameRun(t, sumWhole, runInterrupted(t, warmRSPO(t, file), 3), "resumed warm-started run's")
 
 	cold := smallRun(t, t.TempDir(), true)
 	cold.Learner.Trainer.Alpha = 0.25
@@ -232,14 +235,11 @@ func TestWarmStartWithAnExternalTrainer(t *testing.T) {
 		t.Skip("end-to-end runs")
 	}
 	file := sourcePolicy(t, t.TempDir())
-	builtin := smallRun(t, t.TempDir(), true)
-	builtin.Learner.Trainer.Alpha, builtin.InitPolicy = 0.25, file
-	sumBuiltin, err := Run(context.Background(), builtin)
+	sumBuiltin, err := Run(context.Background(), warmRSPO(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	external := smallRun(t, t.TempDir(), true)
-	external.Learner.Trainer.Alpha, external.InitPolicy = 0.25, file
+	external := warmRSPO(t, file)
 	external.Learner.TrainerMode = learnersvc.TrainerExternal
 	sumExternal, err := Run(context.Background(), external)
 	if err != nil {

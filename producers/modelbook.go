@@ -28,36 +28,21 @@ var ErrNoModelName = errors.New("producers: policy version names no model")
 // skipped. It returns an error only when it cannot follow the subject.
 func FollowPolicies(ctx context.Context, js jetstream.JetStream, run string, log *slog.Logger, fn func(schemas.Event)) error {
 	subject := streams.Subjects(run).Ctrl(schemas.EventPolicyPublished)
-	cons, err := streams.OrderedConsumer(ctx, js, streams.StreamCtrl, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
-		return fmt.Errorf("producers: follow %s: %w", subject, err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return fmt.Errorf("producers: follow %s: %w", subject, err)
-	}
-	defer it.Stop()
-	defer context.AfterFunc(ctx, it.Stop)()
-	for {
-		msg, err := it.Next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("producers: follow %s: %w", subject, err)
-		}
+	err := streams.Follow(ctx, js, streams.StreamCtrl, subject, func(msg jetstream.Msg) {
 		e, err := schemas.DecodeEvent(msg.Data())
 		if err == nil && (e.Run != run || e.Type != schemas.EventPolicyPublished) {
 			err = fmt.Errorf("%s event of run %q", e.Type, e.Run)
 		}
 		if err != nil {
 			log.Warn("bad policy.published event skipped", "subject", subject, "err", err)
-			continue
+			return
 		}
 		fn(e)
+	})
+	if err != nil {
+		return fmt.Errorf("producers: %w", err)
 	}
+	return nil
 }
 
 // ModelBook names the model an inference server serves each policy

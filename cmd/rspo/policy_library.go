@@ -64,28 +64,11 @@ const policyDeadLetters = auth.Policy
 // be read.
 func (l *policyLibrary) follow(ctx context.Context) error {
 	subject := streams.Subjects(l.run).Ctrl(schemas.EventPolicyPublished)
-	cons, err := streams.OrderedConsumer(ctx, l.js, streams.StreamCtrl, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	err := streams.Follow(ctx, l.js, streams.StreamCtrl, subject, func(msg jetstream.Msg) { l.take(ctx, msg) })
 	if err != nil {
-		return fmt.Errorf("serve policy: follow %s: %w", subject, err)
+		return fmt.Errorf("serve policy: %w", err)
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return fmt.Errorf("serve policy: follow %s: %w", subject, err)
-	}
-	defer it.Stop()
-	defer context.AfterFunc(ctx, it.Stop)()
-	for {
-		msg, err := it.Next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("serve policy: follow %s: %w", subject, err)
-		}
-		l.take(ctx, msg)
-	}
+	return nil
 }
 
 // take handles one announcement: serves it, or dead-letters it with the
