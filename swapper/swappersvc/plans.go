@@ -38,9 +38,6 @@ type planBook struct {
 	// at every batch.
 	reread  map[int64]bool
 	ignored int // cycle.started messages that were no plan of the run
-	// planning is set once the learner's cycle record shows it plans the
-	// run's cycles, whether or not a plan was read yet.
-	planning bool
 }
 
 // keptPlans is how many of the latest recorded cycles' plans the book
@@ -60,16 +57,10 @@ func (b *planBook) get(cycle int64) (schemas.CyclePlan, bool) {
 	return p, ok
 }
 
-// count is the number of cycles with a plan read, or 1 when none was read
-// yet but the learner's record holds a started cycle: either way the
-// run's learner plans its cycles, and a record of an unplanned cycle was
-// published ahead of its cycle.
+// count is the number of cycles with a plan read.
 func (b *planBook) count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.plans) == 0 && b.planning {
-		return 1
-	}
 	return len(b.plans)
 }
 
@@ -90,8 +81,14 @@ func (b *planBook) load(ctx context.Context, cycles []int64) error {
 	if err != nil {
 		return fmt.Errorf("swappersvc: %w", err)
 	}
-	b.planning = b.planning || rec.Latest() >= 0
 	if !b.recorded(rec, missing) {
+		if len(b.plans) == 0 && rec.Latest() >= 0 {
+			// none of the batch's cycles is recorded, but the learner's
+			// record holds others: read their plans, so that a batch of
+			// only such records is known for one published ahead of its
+			// cycle (count), not taken for a planless run's
+			return b.read(ctx, rec, b.next, nil)
+		}
 		return nil
 	}
 	if err := b.read(ctx, rec, b.next, missing); err != nil {
