@@ -14,6 +14,7 @@ import (
 
 	"github.com/rspo-dev/rspo/prm"
 	"github.com/rspo-dev/rspo/prm/prmsvc"
+	"github.com/rspo-dev/rspo/schemas"
 	"github.com/rspo-dev/rspo/streams"
 )
 
@@ -134,17 +135,24 @@ func trainSourcePRM(ctx context.Context, js jetstream.JetStream, cfg Config, fea
 	for i, run := range cfg.Sources {
 		srcs[i] = prmsvc.Source{Run: run}
 	}
-	trajs, st, err := prmsvc.Collect(ctx, js, srcs)
+	ds, err := prm.NewDataset(prm.TrainConfig{Target: prov.Target, Seed: prov.Seed, Featurizer: feat, OnEpoch: cfg.OnPRMEpoch})
+	if err != nil {
+		return nil, SourcePRM{}, fmt.Errorf("pipeline: train the PRM on source runs %v: %w", cfg.Sources, err)
+	}
+	// One source's subject at a time: the PRM keeps each trajectory's
+	// feature rows, not the trajectory, so the runs' trajectories are never
+	// all in memory at once.
+	st, err := prmsvc.CollectEach(ctx, js, srcs, func(ts []*schemas.Trajectory) error { return ds.Add(ctx, ts) })
 	if err != nil {
 		return nil, SourcePRM{}, fmt.Errorf("pipeline: read PRM source runs %v: %w", cfg.Sources, err)
 	}
-	if len(trajs) == 0 {
+	if ds.Len() == 0 {
 		return nil, SourcePRM{}, fmt.Errorf("pipeline: PRM source runs %v hold no trajectories on this server (run them first, or name others with prm-source)", cfg.Sources)
 	}
 	if cfg.OnSourcePRM != nil {
-		cfg.OnSourcePRM(len(trajs))
+		cfg.OnSourcePRM(ds.Len())
 	}
-	m, rep, err := prm.Train(ctx, trajs, prm.TrainConfig{Target: prov.Target, Seed: prov.Seed, Featurizer: feat, OnEpoch: cfg.OnPRMEpoch})
+	m, rep, err := ds.Train(ctx)
 	if err != nil {
 		return nil, SourcePRM{}, fmt.Errorf("pipeline: train the PRM on source runs %v: %w", cfg.Sources, err)
 	}

@@ -12,9 +12,14 @@ import (
 // dataset is a set of trajectories featurized once: identical steps
 // (same instruction, observation and action) share one feature row, which
 // both saves memory and lets a minibatch evaluate each distinct step once.
+// It grows by Add, so trajectories need not all be in memory at once.
 type dataset struct {
+	feat Featurizer
 	dim  int
-	rows []float32 // unique feature rows, dim each
+	// slabs hold the unique feature rows, slabRows rows of dim each: the
+	// rows are appended without copying those already there.
+	slabs [][]float32
+	n     int // rows held
 	// steps[i] lists trajectory i's row indices in step order.
 	steps   [][]int32
 	outcome []float64
@@ -22,49 +27,98 @@ type dataset struct {
 	// keys decide the held-out split: the task (trajectories of one task
 	// stay on one side), or the trajectory id when the task is unknown.
 	keys []string
+	// stepCount adds up the steps of every trajectory added.
+	stepCount int
+
+	seeds [2]maphash.Seed
+	index map[[2]uint64]int32
+	// pending are the new unique steps not featurized yet: they are
+	// featurized scoreChunkRows at a time, the chunks one add of every
+	// trajectory would ask a featurizer for (a BatchFeaturizer's answers
+	// may depend on its batch), and the last by finish.
+	pending []StepText
 }
 
-func (d *dataset) numRows() int { return len(d.rows) / d.dim }
+// slabRows is how many feature rows one slab of a dataset holds.
+const slabRows = 1 << 14
+
+func (d *dataset) numRows() int { return d.n }
 func (d *dataset) row(r int32) []float32 {
-	return d.rows[int(r)*d.dim : (int(r)+1)*d.dim]
+	slab := d.slabs[int(r)/slabRows]
+	k := int(r) % slabRows
+	return slab[k*d.dim : (k+1)*d.dim]
 }
 
-// newDataset featurizes trajs with feat, scoreChunkRows distinct steps per
-// featurizer call. A nil trajectory or a non-finite outcome is an error
-// wrapping ErrInvalidTrajectory; a failing BatchFeaturizer's wraps
-// ErrFeaturizer.
+// newDataset featurizes trajs with feat (newEmptyDataset, then add).
 func newDataset(ctx context.Context, feat Featurizer, trajs []*schemas.Trajectory) (*dataset, error) {
-	d := &dataset{dim: feat.Dim(), steps: make([][]int32, len(trajs)),
-		outcome: make([]float64, len(trajs)), success: make([]bool, len(trajs)), keys: make([]string, len(trajs))}
-	seeds := [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-	index := map[[2]uint64]int32{}
-	var unique []StepText
-	for i, t := range trajs {
-		if err := checkTrajectory(i, t); err != nil {
-			return nil, err
+	d := newEmptyDataset(feat)
+	if err := d.add(ctx, trajs); err != nil {
+		return nil, err
+	}
+	return d, d.finish(ctx)
+}
+
+func newEmptyDataset(feat Featurizer) *dataset {
+	return &dataset{feat: feat, dim: feat.Dim(), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		index: map[[2]uint64]int32{}}
+}
+
+// add featurizes trajs, after those added before, scoreChunkRows distinct
+// new steps per featurizer call: the rows and indices are those one add of
+// every trajectory in the same order gives. A nil trajectory or a
+// non-finite outcome is an error wrapping ErrInvalidTrajectory; a failing
+// BatchFeaturizer's wraps ErrFeaturizer.
+func (d *dataset) add(ctx context.Context, trajs []*schemas.Trajectory) error {
+	for _, t := range trajs {
+		if err := checkTrajectory(len(d.steps), t); err != nil {
+			return err
 		}
-		d.outcome[i], d.success[i], d.keys[i] = t.OutcomeReward, t.Success, splitKey(t)
-		d.steps[i] = make([]int32, len(t.Steps))
+		d.outcome, d.success, d.keys = append(d.outcome, t.OutcomeReward), append(d.success, t.Success), append(d.keys, splitKey(t))
+		rows := make([]int32, len(t.Steps))
 		for k := range t.Steps {
-			s := &t.Steps[k]
-			key := stepKey(seeds, t.Instruction, s.Observation, s.Action)
-			r, ok := index[key]
+			st := &t.Steps[k]
+			key := stepKey(d.seeds, t.Instruction, st.Observation, st.Action)
+			r, ok := d.index[key]
 			if !ok {
-				r = int32(len(unique))
-				index[key] = r
-				unique = append(unique, StepText{t.Instruction, s.Observation, s.Action})
+				r = int32(len(d.index))
+				d.index[key] = r
+				d.pending = append(d.pending, StepText{t.Instruction, st.Observation, st.Action})
 			}
-			d.steps[i][k] = r
+			rows[k] = r
+		}
+		d.steps = append(d.steps, rows)
+		d.stepCount += len(t.Steps)
+		for len(d.pending) >= scoreChunkRows {
+			if err := d.featurizeChunk(ctx, scoreChunkRows); err != nil {
+				return err
+			}
 		}
 	}
-	d.rows = make([]float32, len(unique)*d.dim)
-	for lo := 0; lo < len(unique); lo += scoreChunkRows {
-		hi := min(len(unique), lo+scoreChunkRows)
-		if err := featurize(ctx, feat, unique[lo:hi], d.rows[lo*d.dim:hi*d.dim]); err != nil {
-			return nil, fmt.Errorf("prm: featurize training steps %d..%d of %d: %w", lo, hi-1, len(unique), err)
-		}
+	return nil
+}
+
+// finish featurizes the steps still pending; the dataset is complete.
+func (d *dataset) finish(ctx context.Context) error {
+	if len(d.pending) == 0 {
+		return nil
 	}
-	return d, nil
+	return d.featurizeChunk(ctx, len(d.pending))
+}
+
+// featurizeChunk featurizes the first n pending steps into the next rows
+// (scoreChunkRows divides slabRows, so a chunk fills one slab at most).
+func (d *dataset) featurizeChunk(ctx context.Context, n int) error {
+	r := d.n
+	if r%slabRows == 0 {
+		d.slabs = append(d.slabs, make([]float32, slabRows*d.dim))
+	}
+	slab, k := d.slabs[r/slabRows], r%slabRows
+	if err := featurize(ctx, d.feat, d.pending[:n], slab[k*d.dim:(k+n)*d.dim]); err != nil {
+		return fmt.Errorf("prm: featurize training steps %d..%d: %w", r, r+n-1, err)
+	}
+	d.n += n
+	d.pending = append(d.pending[:0], d.pending[n:]...)
+	return nil
 }
 
 func checkTrajectory(i int, t *schemas.Trajectory) error {

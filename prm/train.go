@@ -84,30 +84,72 @@ func (r TrainReport) Metrics() map[string]float64 {
 // ErrTooFewTrajectories, ErrInvalidTrajectory, ErrFeaturizer (a
 // BatchFeaturizer failed), or ctx's error if it ends.
 func Train(ctx context.Context, trajs []*schemas.Trajectory, cfg TrainConfig) (*Model, TrainReport, error) {
+	ds, err := NewDataset(cfg)
+	if err != nil {
+		return nil, TrainReport{}, err
+	}
+	if err := ds.Add(ctx, trajs); err != nil {
+		return nil, TrainReport{}, err
+	}
+	return ds.Train(ctx)
+}
+
+// Dataset is the training data of one PRM fit, built by Add in the order
+// trajectories come, so a caller need not hold them all at once: each is
+// featurized and only its feature rows are kept. Train on it fits the
+// model Train would fit on the same trajectories in the same order.
+type Dataset struct {
+	cfg   TrainConfig
+	m     *Model
+	d     *dataset
+	start time.Time
+}
+
+// NewDataset starts the data of a fit configured by cfg (its featurizer
+// reads the steps). Errors: a *ConfigError (ErrInvalidConfig).
+func NewDataset(cfg TrainConfig) (*Dataset, error) {
 	start := time.Now()
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
-		return nil, TrainReport{}, err
-	}
-	if len(trajs) < MinTrajectories {
-		return nil, TrainReport{}, fmt.Errorf("%w: %d, need at least %d", ErrTooFewTrajectories, len(trajs), MinTrajectories)
+		return nil, err
 	}
 	m, err := initialModel(cfg)
 	if err != nil {
-		return nil, TrainReport{}, err
+		return nil, err
 	}
-	ds, err := newDataset(ctx, m.feat, trajs)
-	if err != nil {
+	return &Dataset{cfg: cfg, m: m, d: newEmptyDataset(m.feat), start: start}, nil
+}
+
+// Add featurizes trajs after those added before. Errors:
+// ErrInvalidTrajectory, ErrFeaturizer, or ctx's error.
+func (ds *Dataset) Add(ctx context.Context, trajs []*schemas.Trajectory) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ds.d.add(ctx, trajs)
+}
+
+// Len is the number of trajectories added.
+func (ds *Dataset) Len() int { return len(ds.d.steps) }
+
+// Train fits the model on every trajectory added (Train's fit). Errors:
+// ErrTooFewTrajectories, ErrFeaturizer, or ctx's error.
+func (ds *Dataset) Train(ctx context.Context) (*Model, TrainReport, error) {
+	cfg, m := ds.cfg, ds.m
+	if ds.Len() < MinTrajectories {
+		return nil, TrainReport{}, fmt.Errorf("%w: %d, need at least %d", ErrTooFewTrajectories, ds.Len(), MinTrajectories)
+	}
+	if err := ds.d.finish(ctx); err != nil {
 		return nil, TrainReport{}, err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5052_4d5f_7472_6e))
-	trainIdx, heldIdx := holdoutSplit(ds.keys, ds.success, cfg.HoldoutFraction, cfg.Seed)
-	tr := newTrainer(m, ds, cfg, trainIdx, heldIdx)
+	trainIdx, heldIdx := holdoutSplit(ds.d.keys, ds.d.success, cfg.HoldoutFraction, cfg.Seed)
+	tr := newTrainer(m, ds.d, cfg, trainIdx, heldIdx)
 	if err := tr.fit(ctx, rng); err != nil {
 		return nil, TrainReport{}, err
 	}
-	rep := tr.report(trajs, cfg)
-	rep.Seconds = time.Since(start).Seconds()
+	rep := tr.report(cfg)
+	rep.Seconds = time.Since(ds.start).Seconds()
 	m.Info = ModelInfo{
 		Trained: true, TrainTrajectories: rep.Train, Heldout: rep.Heldout,
 		HeldoutSuccesses: rep.HeldoutEval.Successes, HeldoutAUC: rep.HeldoutEval.AUC,

@@ -332,3 +332,33 @@ func TestTrainReportsEveryEpoch(t *testing.T) {
 		t.Errorf("last epoch report %+v; the report keeps epoch %d, loss %v", last, rep.BestEpoch, rep.HeldoutWeightedMSE)
 	}
 }
+
+// A dataset built in several Adds trains the model one Train of the same
+// trajectories in the same order trains, to the bit: a caller may hand
+// them over a run at a time and let each go.
+func TestDatasetInPartsTrainsAsTrain(t *testing.T) {
+	trajs := householdLike(600, 12, 7)
+	cfg := TrainConfig{Target: TargetStep, Seed: 2, MaxEpochs: 5}
+	whole, _, err := Train(t.Context(), trajs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := NewDataset(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range [][]int{{0, 1}, {1, 250}, {250, 599}, {599, 600}} {
+		if err := ds.Add(t.Context(), trajs[part[0]:part[1]]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts, rep, err := ds.Train(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := EncodeSnapshot(whole)
+	b, _ := EncodeSnapshot(parts)
+	if string(a) != string(b) || rep.Trajectories != 600 {
+		t.Errorf("trained in parts: %d trajectories, same model %v; want 600 and the same model", rep.Trajectories, string(a) == string(b))
+	}
+}

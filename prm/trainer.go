@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-
-	"github.com/rspo-dev/rspo/schemas"
 )
 
 // trainer holds the state of one Train call.
@@ -273,19 +271,18 @@ func (t *trainer) stepLoss(idx []int) float64 {
 }
 
 // report summarises the fitted (best) model.
-func (t *trainer) report(trajs []*schemas.Trajectory, cfg TrainConfig) TrainReport {
+func (t *trainer) report(cfg TrainConfig) TrainReport {
 	rep := TrainReport{
 		Version: t.m.Version, WarmStart: cfg.WarmStart != nil,
-		Trajectories: len(trajs), UniqueSteps: t.ds.numRows(),
+		Trajectories: len(t.ds.steps), UniqueSteps: t.ds.numRows(), Steps: t.ds.stepCount,
 		Train: len(t.trainIdx), Heldout: len(t.heldIdx), Weighting: cfg.Weighting, Target: cfg.Target,
 		Epochs: t.epochs, BestEpoch: t.bestEpoch, HeldoutWeightedMSE: t.bestLoss,
 	}
 	if cfg.WarmStart != nil {
 		rep.FromVersion = cfg.WarmStart.Version
 	}
-	for i, tr := range trajs {
-		rep.Steps += len(tr.Steps)
-		if t.ds.success[i] {
+	for _, ok := range t.ds.success {
+		if ok {
 			rep.Successes++
 		}
 	}

@@ -57,19 +57,34 @@ type CollectStats struct {
 // Messages that do not decode are counted and skipped. Errors: invalid
 // sources, or Replay's errors.
 func Collect(ctx context.Context, js jetstream.JetStream, sources []Source) ([]*schemas.Trajectory, CollectStats, error) {
+	var out []*schemas.Trajectory
+	st, err := CollectEach(ctx, js, sources, func(ts []*schemas.Trajectory) error {
+		out = append(out, ts...)
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	return out, st, nil
+}
+
+// CollectEach is Collect handing the trajectories to fn one subject of one
+// source at a time, in Collect's order, instead of returning them all: a
+// caller that keeps what it needs of each (a PRM's feature rows) never
+// holds every trajectory at once. An error of fn stops it.
+func CollectEach(ctx context.Context, js jetstream.JetStream, sources []Source, fn func([]*schemas.Trajectory) error) (CollectStats, error) {
 	if len(sources) == 0 {
-		return nil, CollectStats{}, fmt.Errorf("%w: no source runs", ErrInvalidConfig)
+		return CollectStats{}, fmt.Errorf("%w: no source runs", ErrInvalidConfig)
 	}
 	st := CollectStats{LastSeq: map[string]uint64{}}
 	seen := map[string]bool{}
-	var out []*schemas.Trajectory
 	for _, src := range sources {
 		subjects := src.Subjects
 		if len(subjects) == 0 {
 			subjects = DefaultSubjects
 		}
 		for _, subj := range subjects {
-			first := len(out)
+			var group []*schemas.Trajectory
 			o := streams.ReplayOptions{Run: src.Run, Subject: subj, FromSeq: src.FromSeq}
 			err := streams.Replay(ctx, js, o, func(m streams.Message) error {
 				st.LastSeq[src.Run+"/"+string(subj)] = m.Seq
@@ -80,23 +95,26 @@ func Collect(ctx context.Context, js jetstream.JetStream, sources []Source) ([]*
 					st.Duplicates++
 				default:
 					seen[m.Trajectory.ID] = true
-					out = append(out, m.Trajectory)
+					group = append(group, m.Trajectory)
 				}
 				return nil
 			})
 			if err != nil {
-				return nil, st, fmt.Errorf("prmsvc: collect %s %s: %w", src.Run, subj, err)
+				return st, fmt.Errorf("prmsvc: collect %s %s: %w", src.Run, subj, err)
 			}
-			slices.SortStableFunc(out[first:], func(a, b *schemas.Trajectory) int { return NaturalCompare(a.ID, b.ID) })
+			slices.SortStableFunc(group, func(a, b *schemas.Trajectory) int { return NaturalCompare(a.ID, b.ID) })
+			st.Trajectories += len(group)
+			for _, t := range group {
+				if t.Success {
+					st.Successes++
+				}
+			}
+			if err := fn(group); err != nil {
+				return st, err
+			}
 		}
 	}
-	st.Trajectories = len(out)
-	for _, t := range out {
-		if t.Success {
-			st.Successes++
-		}
-	}
-	return out, st, nil
+	return st, nil
 }
 
 // NaturalCompare orders two trajectory ids as their producers number them:
