@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/rspo-dev/rspo/prm/prmtest"
@@ -360,5 +361,48 @@ func TestDatasetInPartsTrainsAsTrain(t *testing.T) {
 	b, _ := EncodeSnapshot(parts)
 	if string(a) != string(b) || rep.Trajectories != 600 {
 		t.Errorf("trained in parts: %d trajectories, same model %v; want 600 and the same model", rep.Trajectories, string(a) == string(b))
+	}
+}
+
+// Scoring whole splits (the held-out loss every epoch, the report's train
+// and held-out scores) must not hold a split's rows in float64: the
+// trainer's float64 scratch stays the size of a minibatch or a scoring
+// chunk, however many trajectories it trains on.
+func TestTrainingScratchDoesNotGrowWithTheDataset(t *testing.T) {
+	trajs := householdLike(2048, 30, 5)
+	for i := range trajs {
+		if i%3 == 0 {
+			trajs[i].Success, trajs[i].OutcomeReward = true, 1
+		}
+	}
+	for _, target := range []Target{TargetSum, TargetStep} {
+		cfg := TrainConfig{Target: target, MaxEpochs: 2, Seed: 1}.withDefaults()
+		m, err := initialModel(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := newDataset(context.Background(), m.feat, trajs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trainIdx, heldIdx := holdoutSplit(ds.keys, ds.success, cfg.HoldoutFraction, cfg.Seed)
+		tr := newTrainer(m, ds, cfg, trainIdx, heldIdx)
+		if err := tr.fit(context.Background(), rand.New(rand.NewPCG(1, 2))); err != nil {
+			t.Fatal(err)
+		}
+		tr.report(cfg)
+		maxSteps := 0
+		for _, tj := range trajs {
+			maxSteps = max(maxSteps, len(tj.Steps))
+		}
+		// grow keeps twice what it was asked for.
+		bound := 2 * cfg.BatchSize * maxSteps * m.dim
+		if got := cap(tr.slotX); got > bound || ds.numRows()*m.dim <= bound {
+			t.Fatalf("target %v: float64 rows scratch holds %d values, want at most %d (a minibatch's rows; the dataset has %d rows of %d)",
+				target, got, bound, ds.numRows(), m.dim)
+		}
+		if got, bound := cap(tr.slotHid), 2*cfg.BatchSize*maxSteps*m.hidden; got > bound {
+			t.Fatalf("target %v: activations scratch holds %d values, want at most %d", target, got, bound)
+		}
 	}
 }

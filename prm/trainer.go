@@ -179,17 +179,13 @@ func (t *trainer) step(batch []int) {
 	t.releaseSlots()
 }
 
-// forwardSlots gives every distinct row of the batch a slot and evaluates it.
+// forwardSlots gives every distinct row of the batch a slot and evaluates
+// it, keeping the rows (slotX) and their activations (slotHid) for the
+// backward pass. Only minibatches take this path; whole splits are scored
+// by scoreSlots.
 func (t *trainer) forwardSlots(batch []int) {
+	t.assignSlots(batch)
 	h := t.m.hidden
-	for _, i := range batch {
-		for _, r := range t.ds.steps[i] {
-			if t.slotOf[r] < 0 {
-				t.slotOf[r] = int32(len(t.slotRows))
-				t.slotRows = append(t.slotRows, r)
-			}
-		}
-	}
 	n := len(t.slotRows)
 	t.slotR = grow(t.slotR, n)
 	t.slotHid = grow(t.slotHid, n*h)
@@ -204,6 +200,37 @@ func (t *trainer) forwardSlots(batch []int) {
 	t.m.forwardRows(t.slotX, n, t.slotHid, t.slotR)
 }
 
+// assignSlots gives every distinct row of the trajectories idx a slot.
+func (t *trainer) assignSlots(idx []int) {
+	for _, i := range idx {
+		for _, r := range t.ds.steps[i] {
+			if t.slotOf[r] < 0 {
+				t.slotOf[r] = int32(len(t.slotRows))
+				t.slotRows = append(t.slotRows, r)
+			}
+		}
+	}
+}
+
+// scoreSlots gives every distinct row of the trajectories idx a slot and
+// sets slotR to their scores, scoreChunkRows rows at a time (scoreRows, so
+// the same bits as one product over all of them). Scoring the held-out
+// split every epoch and the whole training split for the report once held
+// every row of the split in float64 with its activations, four times the
+// dataset's own float32 rows; a chunk's scratch is a few MiB.
+func (t *trainer) scoreSlots(idx []int) {
+	t.assignSlots(idx)
+	n := len(t.slotRows)
+	t.slotR = grow(t.slotR, n)
+	// The rows come from memory, so the source never fails.
+	_ = t.m.scoreRows(t.slotR, func(m *Model, x []float32, lo, k int) error {
+		for s := range k {
+			copy(x[s*m.dim:(s+1)*m.dim], t.ds.row(t.slotRows[lo+s]))
+		}
+		return nil
+	})
+}
+
 func (t *trainer) releaseSlots() {
 	for _, r := range t.slotRows {
 		t.slotOf[r] = -1
@@ -214,7 +241,7 @@ func (t *trainer) releaseSlots() {
 // trajectoryScores returns R̂ for the trajectories idx, evaluating each
 // distinct row once.
 func (t *trainer) trajectoryScores(idx []int) []float64 {
-	t.forwardSlots(idx)
+	t.scoreSlots(idx)
 	out := make([]float64, len(idx))
 	for k, i := range idx {
 		for _, r := range t.ds.steps[i] {
@@ -255,7 +282,7 @@ func (t *trainer) weightedLoss(idx []int) float64 {
 
 // stepLoss is TargetStep's weighted loss over idx.
 func (t *trainer) stepLoss(idx []int) float64 {
-	t.forwardSlots(idx)
+	t.scoreSlots(idx)
 	defer t.releaseSlots()
 	var loss, wsum float64
 	for _, i := range idx {
