@@ -138,9 +138,9 @@ func TestSuiteRecipe(t *testing.T) {
 	}{
 		{variant: "paper", recipe: "paper", tilt: 0, collect: 1, offRatio: "behaviour", target: "sum", features: "hash"},
 		{variant: "tilted", recipe: "tilted", tilt: 10, collect: 2, offRatio: "old", target: "step", features: "context",
-			sourceRuns: []string{"prm-source-household-easy-508f267a-grpo-u100-s101", "prm-source-household-easy-508f267a-grpo-u100-s102", "prm-source-household-easy-508f267a-grpo-tilted-u100-s103"}},
+			sourceRuns: []string{"prm-source-household-easy-508f267a-gigpo-u100-s101", "prm-source-household-easy-508f267a-gigpo-u100-s102", "prm-source-household-easy-508f267a-gigpo-tilted-u100-s103"}},
 		{variant: "tilted-hash", recipe: "tilted", tilt: 30, collect: 2, offRatio: "old", target: "step", features: "hash",
-			sourceRuns: []string{"prm-source-household-easy-508f267a-grpo-u100-s101", "prm-source-household-easy-508f267a-grpo-u100-s102", "prm-source-household-easy-508f267a-grpo-tilted-u100-s103"}},
+			sourceRuns: []string{"prm-source-household-easy-508f267a-gigpo-u100-s101", "prm-source-household-easy-508f267a-gigpo-u100-s102", "prm-source-household-easy-508f267a-gigpo-tilted-u100-s103"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.variant, func(t *testing.T) {

@@ -39,7 +39,7 @@ type Options struct {
 	// InitPolicy is the policy the run starts from (Config.InitPolicy).
 	InitPolicy string `setting:"init-policy" default:"" recipe:"tilted=source" group:"run" stages:"run,learner" help:"start π_θ and the reference policy from a policy snapshot FILE (e.g. from rspo sft), run:NAME (a finished run's final policy on the same store or server), source (the best final policy of the recipe's built-in source runs) or expert:K (SFT on K expert episodes); empty: a fresh policy"`
 
-	Algo      string  `setting:"algo" default:"grpo" enum:"grpo|ppo|gigpo" group:"algorithm" stages:"run,learner" help:"base algorithm: grpo|ppo|gigpo"`
+	Algo      string  `setting:"algo" default:"grpo" recipe:"tilted=gigpo" enum:"grpo|ppo|gigpo" group:"algorithm" stages:"run,learner" help:"base algorithm: grpo|ppo|gigpo"`
 	RSPO      bool    `setting:"rspo" default:"true" group:"algorithm" stages:"run,learner" help:"RSPO on (explorer, swap, buffer); --rspo=false runs the plain base algorithm"`
 	DenseOnly bool    `setting:"dense-only" alias:"dense_only" default:"false" group:"algorithm" stages:"run,learner" help:"train π_θ directly on PRM dense rewards (the reward-hacking baseline; implies --rspo=false)"`
 	Tasks     int     `setting:"tasks" default:"16" count:"true" group:"algorithm" stages:"run,learner" help:"B: tasks per update"`

@@ -24,7 +24,7 @@ func TestPrintConfig(t *testing.T) {
 		want, not []string
 	}{
 		{"run", []string{"run", "--config", cfg, "--k", "2", "--print-config"},
-			[]string{"run: shop-grpo-rspo-prm-tilt-s1\n", "recipe: tilted\n", "explore-tilt: 10\n", "env: shop\n", "k: 2\n", "group: 6\n", "explore-group: 3\n", "keep-versions: 5\n", "actors: 1\n", "data: runs\n"}, nil},
+			[]string{"run: shop-gigpo-rspo-prm-tilt-s1\n", "algo: gigpo\n", "recipe: tilted\n", "explore-tilt: 10\n", "env: shop\n", "k: 2\n", "group: 6\n", "explore-group: 3\n", "keep-versions: 5\n", "actors: 1\n", "data: runs\n"}, nil},
 		{"serve learner", []string{"serve", "learner", "--config", cfg, "--print-config"},
 			[]string{"k: 5\n", "keep-versions: 8\n"}, []string{"actors:", "data:"}},
 	}
