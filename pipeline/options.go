@@ -151,8 +151,8 @@ var DefaultPRMRefreshEpochs = DefaultOptions().PRMRefreshEpochs
 // --prm-refresh-epochs 500 still selects.
 const LegacyPRMRefreshEpochs = 500
 
-// DefaultOptions are the defaults of `rspo run`: RSPO+GRPO on household
-// under the tilted recipe's name, every setting at its declared default
+// DefaultOptions are the defaults of `rspo run`: RSPO on household under
+// the tilted recipe's name (whose base algorithm is GiGPO), every setting at its declared default
 // (the recipe's own values are set by WithRecipe, on the settings the
 // user did not give).
 func DefaultOptions() Options {

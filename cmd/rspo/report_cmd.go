@@ -17,7 +17,7 @@ func newReportCmd() *cobra.Command {
 		Long: "Rebuild the report directory of a run (summary.json, the metrics tables, plots, report.html,\n" +
 			"TensorBoard events, config.yaml and the final policy) from what the run recorded on the\n" +
 			"server, into OUT/<run>/report. With --data it reads a store directly.",
-		Example: "  rspo report --data runs --run household-grpo-rspo-prm-tilt-s1",
+		Example: "  rspo report --data runs --run household-gigpo-rspo-prm-tilt-s1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			js, closeFn, err := src.open(cmd.Context(), "rspo-report")

@@ -30,7 +30,8 @@ func init() { addCommand(newRunCmd) }
 // keys as JSON, and flags given on the command line override it.
 type runOptions = pipeline.Options
 
-// defaultRunOptions are the defaults of `rspo run`: RSPO+GRPO on household.
+// defaultRunOptions are the defaults of `rspo run`: RSPO+GiGPO (the tilted
+// recipe) on household.
 func defaultRunOptions() runOptions { return pipeline.DefaultOptions() }
 
 func newRunCmd() *cobra.Command {

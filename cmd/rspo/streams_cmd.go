@@ -27,7 +27,7 @@ func newStreamsCmd() *cobra.Command {
 			"their pending counts, and the snapshot and state buckets. With --run, also count the\n" +
 			"messages of that run per subject and show only the consumers of that run.\n" +
 			"With --data it reads a store directly.",
-		Example: "  rspo streams --data runs --run household-grpo-rspo-prm-tilt-s1\n" +
+		Example: "  rspo streams --data runs --run household-gigpo-rspo-prm-tilt-s1\n" +
 			"  rspo streams --nats nats://127.0.0.1:4222 --json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -4,7 +4,7 @@
 // paper does not report. Start from it to analyse runs your own way.
 //
 //	rspo serve nats --data runs/nats &             # the store rspo run used
-//	go run ./examples/consumer --nats nats://127.0.0.1:4222 --run household-grpo-rspo-prm-tilt-s1
+//	go run ./examples/consumer --nats nats://127.0.0.1:4222 --run household-gigpo-rspo-prm-tilt-s1
 package main
 
 import (
