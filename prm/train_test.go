@@ -369,24 +369,10 @@ func TestDatasetInPartsTrainsAsTrain(t *testing.T) {
 // trainer's float64 scratch stays the size of a minibatch or a scoring
 // chunk, however many trajectories it trains on.
 func TestTrainingScratchDoesNotGrowWithTheDataset(t *testing.T) {
-	trajs := householdLike(2048, 30, 5)
-	for i := range trajs {
-		if i%3 == 0 {
-			trajs[i].Success, trajs[i].OutcomeReward = true, 1
-		}
-	}
+	trajs := thirdSucceed(householdLike(2048, 30, 5))
 	for _, target := range []Target{TargetSum, TargetStep} {
-		cfg := TrainConfig{Target: target, MaxEpochs: 2, Seed: 1}.withDefaults()
-		m, err := initialModel(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ds, err := newDataset(context.Background(), m.feat, trajs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		trainIdx, heldIdx := holdoutSplit(ds.keys, ds.success, cfg.HoldoutFraction, cfg.Seed)
-		tr := newTrainer(m, ds, cfg, trainIdx, heldIdx)
+		tr, _ := newTestTrainer(t, trajs, TrainConfig{Target: target, MaxEpochs: 2, Seed: 1})
+		cfg, m, ds := tr.cfg, tr.m, tr.ds
 		if err := tr.fit(context.Background(), rand.New(rand.NewPCG(1, 2))); err != nil {
 			t.Fatal(err)
 		}
