@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -651,10 +652,18 @@ func (cfg *Config) prepareSourcePRM(ctx context.Context, js jetstream.JetStream)
 	if _, ok, err := learnersvc.LoadCheckpoint(ctx, js, cfg.run()); err != nil || ok {
 		return err
 	}
+	// The source runs before it and the PRM's collection after it each
+	// leave their heap behind as garbage, which the runtime hands back to
+	// the OS only slowly. Handing it back at once keeps the PRM's training
+	// at the size of its feature rows (the household's first run: 0.65 GB
+	// resident while the run's PRM trains, 1.06 GB before); the peak stays
+	// the collection's, which sorts each source run's trajectories whole.
+	debug.FreeOSMemory()
 	m, err := sourcePRM(ctx, js, *cfg)
 	if err != nil {
 		return err
 	}
 	cfg.Learner.PRM = m
+	debug.FreeOSMemory()
 	return nil
 }
