@@ -265,12 +265,16 @@ func writeSplitTable(b *bytes.Buffer, res *SuiteResult) {
 		return
 	}
 	names := sortedSet(splits)
-	b.WriteString("**Final success per eval split.**\n\n")
-	header(b, append([]string{"variant"}, names...)...)
+	fmt.Fprintf(b, "**Final success per eval split** (the run's last evaluation, and its final policy evaluated again on %d episodes of the split; mean ± sd over seeds).\n\n", FinalEvalEpisodes)
+	cols := []string{"variant"}
+	for _, s := range names {
+		cols = append(cols, s, fmt.Sprintf("%s, final, %d episodes", s, FinalEvalEpisodes))
+	}
+	header(b, cols...)
 	for _, v := range res.Variants {
 		cells := []string{label(v)}
 		for _, s := range names {
-			cells = append(cells, v.Figure("final_success:"+s).String())
+			cells = append(cells, v.Figure("final_success:"+s).String(), v.Figure("final_success_full:"+s).String())
 		}
 		row(b, cells...)
 	}

@@ -70,3 +70,22 @@ func TestRawFileThinsPerUpdateCurves(t *testing.T) {
 		t.Error("writeRaw thinned the result's own curves")
 	}
 }
+
+// The split table shows each split's final policy evaluated again on
+// FinalEvalEpisodes episodes beside the run's last evaluation, so a split
+// other than the first has its larger evaluation on the page too.
+func TestSplitTableShowsTheFinalEvaluationOfEverySplit(t *testing.T) {
+	res := &SuiteResult{Variants: []*VariantResult{{Label: "RSPO+GRPO", Splits: []string{"in", "out"},
+		Figures: map[string]MeanSD{
+			"final_success:in": {Mean: 0.83, SD: 0.04, N: 5}, "final_success_full:in": {Mean: 0.81, SD: 0.03, N: 5},
+			"final_success:out": {Mean: 0.78, SD: 0.05, N: 5}, "final_success_full:out": {Mean: 0.784, SD: 0.035, N: 5},
+		}}}}
+	var b bytes.Buffer
+	writeSplitTable(&b, res)
+	for _, want := range []string{"| variant | in | in, final, 512 episodes | out | out, final, 512 episodes |",
+		"| RSPO+GRPO | 0.83 ± 0.04 | 0.81 ± 0.03 | 0.78 ± 0.05 | 0.78 ± 0.04 |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("split table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
