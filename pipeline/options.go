@@ -152,9 +152,9 @@ var DefaultPRMRefreshEpochs = DefaultOptions().PRMRefreshEpochs
 const LegacyPRMRefreshEpochs = 500
 
 // DefaultOptions are the defaults of `rspo run`: RSPO on household under
-// the tilted recipe's name (whose base algorithm is GiGPO), every setting at its declared default
-// (the recipe's own values are set by WithRecipe, on the settings the
-// user did not give).
+// the tilted recipe's name (whose base algorithm is GiGPO), every setting
+// at its declared default (the recipe's own values are set by WithRecipe,
+// on the settings the user did not give).
 func DefaultOptions() Options {
 	var o Options
 	settings.Defaults(&o, "")

@@ -383,7 +383,10 @@ func TestTrainingScratchDoesNotGrowWithTheDataset(t *testing.T) {
 		}
 		// grow keeps twice what it was asked for.
 		bound := 2 * cfg.BatchSize * maxSteps * m.dim
-		if got := cap(tr.slotX); got > bound || ds.numRows()*m.dim <= bound {
+		if ds.numRows()*m.dim <= bound {
+			t.Fatalf("the dataset's %d rows fit in a minibatch's scratch: too small to tell", ds.numRows())
+		}
+		if got := cap(tr.slotX); got > bound {
 			t.Fatalf("target %v: float64 rows scratch holds %d values, want at most %d (a minibatch's rows; the dataset has %d rows of %d)",
 				target, got, bound, ds.numRows(), m.dim)
 		}
